@@ -1,0 +1,103 @@
+//! License headers and the values derived from the clock or from names.
+
+use crate::cli::License;
+
+/// The header of generated Rust files (also written to `hack/boilerplate.rs.txt`, which later
+/// commands read so that a user's edits to it carry over). Empty with `--license none`.
+pub fn header(license: License, owner: &str, year: i64) -> String {
+    match license {
+        License::None => String::new(),
+        License::Apache2 => {
+            let holder = if owner.is_empty() {
+                String::new()
+            } else {
+                format!(" {owner}")
+            };
+            let text = format!(
+                "Copyright {year}{holder}.
+
+Licensed under the Apache License, Version 2.0 (the \"License\");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an \"AS IS\" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License."
+            );
+            text.lines()
+                .map(|l| format!("// {l}").trim_end().to_string() + "\n")
+                .collect()
+        }
+    }
+}
+
+/// The current year, or the year of `SOURCE_DATE_EPOCH` when set (the reproducible-builds
+/// convention), so that snapshot tests and packagers get byte-identical trees.
+pub fn current_year() -> i64 {
+    let seconds = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0)
+        });
+    year_of(seconds)
+}
+
+/// The civil (proleptic Gregorian, UTC) year of a Unix timestamp.
+fn year_of(unix_seconds: i64) -> i64 {
+    // Howard Hinnant's days-to-civil algorithm, reduced to the year.
+    let days = unix_seconds.div_euclid(86_400) + 719_468;
+    let era = days.div_euclid(146_097);
+    let doe = days - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    yoe + era * 400 + i64::from(month <= 2)
+}
+
+/// 32-bit FNV-1a, as kubebuilder's `hashFNV` (leader election IDs `<8 hex>.<domain>`).
+pub fn fnv1a32(text: &str) -> u32 {
+    text.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn years() {
+        assert_eq!(year_of(0), 1970);
+        assert_eq!(year_of(1_798_761_599), 2026); // 2026-12-31T23:59:59Z
+        assert_eq!(year_of(1_798_761_600), 2027);
+        assert_eq!(year_of(951_782_400), 2000); // 2000-02-29
+    }
+
+    #[test]
+    fn fnv_matches_the_reference_values() {
+        assert_eq!(fnv1a32(""), 0x811c_9dc5);
+        assert_eq!(fnv1a32("a"), 0xe40c_292c);
+        assert_eq!(fnv1a32("foobar"), 0xbf9c_f968);
+    }
+
+    #[test]
+    fn headers() {
+        assert_eq!(header(License::None, "Acme", 2026), "");
+        let h = header(License::Apache2, "Acme", 2026);
+        assert!(
+            h.starts_with("// Copyright 2026 Acme.\n//\n// Licensed"),
+            "{h}"
+        );
+        assert!(h.lines().all(|l| l.starts_with("//") && l == l.trim_end()));
+        assert!(header(License::Apache2, "", 2026).starts_with("// Copyright 2026.\n"));
+    }
+}

@@ -1,0 +1,163 @@
+//! Command-line definitions (clap derive). Parsing only: each command's work lives in
+//! `src/commands/<command>.rs`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "operator-rs",
+    version,
+    about = "Scaffold Kubernetes operators in Rust on kube-rs, the kubebuilder way",
+    long_about = "operator-rs writes complete Kubernetes operator projects on the kube-rs stack: a manager \
+binary, custom resource types, controllers, RBAC and kubebuilder's config/ kustomize layout. Every \
+command records what it did in PROJECT (kubebuilder's version \"3\" format).",
+    after_help = "Examples:
+  mkdir memcached-operator && cd memcached-operator
+  operator-rs init --domain example.com --owner \"Acme Corp\"
+  operator-rs create api --group cache --version v1alpha1 --kind Memcached
+  make manifests && cargo test"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Initialize a new operator project in the current folder.
+    #[command(after_help = "Examples:
+  # A cluster-scoped operator for APIs under example.com
+  operator-rs init --domain example.com --owner \"Acme Corp\"
+
+  # A manager that watches only its own namespace, with Role/RoleBinding RBAC
+  operator-rs init --domain example.com --namespaced
+
+  # APIs from several groups (src/api/<group>/<version>/)
+  operator-rs init --domain example.com --multigroup --project-name fleet
+
+  # See what would be written
+  operator-rs init --domain example.com --dry-run")]
+    Init(InitArgs),
+
+    /// Print the version of operator-rs and of the stack it generates.
+    #[command(after_help = "Example:\n  operator-rs version")]
+    Version,
+
+    /// Print a shell completion script.
+    #[command(after_help = "Examples:
+  operator-rs completion bash > /etc/bash_completion.d/operator-rs
+  operator-rs completion zsh > \"${fpath[1]}/_operator-rs\"
+  operator-rs completion fish > ~/.config/fish/completions/operator-rs.fish
+  operator-rs completion powershell >> $PROFILE")]
+    Completion {
+        /// The shell to complete for.
+        shell: CompletionShell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Domain for groups: APIs are <group>.<domain>.
+    #[arg(long, default_value = "my.domain", allow_hyphen_values = true)]
+    pub domain: String,
+
+    /// Project name, a DNS-1123 label [default: the folder's name, lower-cased].
+    #[arg(long, allow_hyphen_values = true)]
+    pub project_name: Option<String>,
+
+    /// Copyright owner written into the license header.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub owner: String,
+
+    /// License header of generated Rust files.
+    #[arg(long, value_enum, default_value_t = License::Apache2)]
+    pub license: License,
+
+    /// Scope the manager to its own namespace (Role/RoleBinding, WATCH_NAMESPACE).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub namespaced: bool,
+
+    /// Lay APIs out by group (src/api/<group>/<version>/), for projects with several groups.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub multigroup: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Flags every scaffolding command takes.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Print the files that would be written, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum License {
+    /// The Apache License 2.0 header.
+    Apache2,
+    /// No license header.
+    None,
+}
+
+impl License {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            License::Apache2 => "apache2",
+            License::None => "none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_has_examples() {
+        let cmd = Cli::command();
+        for sub in cmd.get_subcommands() {
+            let help = sub
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            assert!(
+                help.contains("Example"),
+                "{} has no examples",
+                sub.get_name()
+            );
+        }
+    }
+
+    #[test]
+    fn go_style_bools() {
+        for (args, want) in [
+            (vec![], false),
+            (vec!["--namespaced"], true),
+            (vec!["--namespaced=false"], false),
+            (vec!["--namespaced=true"], true),
+        ] {
+            let mut argv = vec!["operator-rs", "init"];
+            argv.extend(args);
+            let Command::Init(init) = Cli::try_parse_from(argv).unwrap().command else {
+                panic!()
+            };
+            assert_eq!(init.namespaced, want);
+        }
+    }
+}

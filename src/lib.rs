@@ -1,0 +1,10 @@
+//! operator-rs as a library: the commands' planners and the engine behind them. The binary in
+//! `src/main.rs` is a thin shell over this; tests drive the planners directly.
+
+pub mod boilerplate;
+pub mod cli;
+pub mod commands;
+pub mod context;
+pub mod names;
+pub mod project;
+pub mod scaffold;

@@ -1,0 +1,70 @@
+//! operator-rs: scaffold Kubernetes operators in Rust on kube-rs, the kubebuilder way.
+//!
+//! The entry point parses the command line, runs the command and turns any error into one line on
+//! stderr and a non-zero exit code (2 for usage errors, as clap does; 1 for everything else).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+
+use operator_rs::cli::{Cli, Command};
+use operator_rs::commands;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err)
+            if matches!(
+                err.kind(),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+            ) =>
+        {
+            let _ = err.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(err) if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            return ExitCode::from(2);
+        }
+        Err(err) => {
+            eprintln!("{}", one_line(&err.render().to_string()));
+            return ExitCode::from(2);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // `{:#}` joins the error chain with ": " on one line.
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let cwd = std::env::current_dir()?;
+    match cli.command {
+        Command::Init(args) => commands::init::run(&args, &cwd),
+        Command::Version => {
+            commands::version::run();
+            Ok(())
+        }
+        Command::Completion { shell } => {
+            commands::completion::run(shell);
+            Ok(())
+        }
+    }
+}
+
+/// clap's usage errors span several lines (message, tip, usage); keep the message and the tip
+/// on one line and drop the usage, which `--help` shows.
+fn one_line(rendered: &str) -> String {
+    rendered
+        .lines()
+        .take_while(|line| !line.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
