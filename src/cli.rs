@@ -39,6 +39,10 @@ pub enum Command {
   operator-rs init --domain example.com --dry-run")]
     Init(InitArgs),
 
+    /// Add APIs (custom resource types) and controllers to the project.
+    #[command(subcommand)]
+    Create(CreateCommand),
+
     /// Print the version of operator-rs and of the stack it generates.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
@@ -53,6 +57,70 @@ pub enum Command {
         /// The shell to complete for.
         shell: CompletionShell,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Add a custom resource type and/or a controller for a group/version/kind.
+    #[command(after_help = "Examples:
+  # A namespaced custom resource Memcached in cache.<domain>/v1alpha1, with a controller
+  operator-rs create api --group cache --version v1alpha1 --kind Memcached
+
+  # A cluster-scoped kind with an irregular plural, without a controller
+  operator-rs create api --group crew --version v1 --kind Admiral --plural admirales \\
+      --namespaced=false --controller=false
+
+  # A second version of an existing kind (one CRD, one storage version)
+  operator-rs create api --group crew --version v2 --kind FirstMate --controller=false
+
+  # A controller for a built-in type
+  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller
+
+  # Re-render the kind's own files (never duplicates code inserted at markers)
+  operator-rs create api --group crew --version v1 --kind Captain --force")]
+    Api(CreateApiArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CreateApiArgs {
+    /// API group: the resource's group is <group>.<domain> (built-in groups: core, apps, batch …).
+    #[arg(long, allow_hyphen_values = true)]
+    pub group: String,
+
+    /// API version, like v1, v1alpha1, v2beta1.
+    #[arg(long, allow_hyphen_values = true)]
+    pub version: String,
+
+    /// Kind, in PascalCase, like Memcached.
+    #[arg(long, allow_hyphen_values = true)]
+    pub kind: String,
+
+    /// Resource name (plural) if the default English plural is wrong.
+    #[arg(long, allow_hyphen_values = true)]
+    pub plural: Option<String>,
+
+    /// Whether the resource is namespaced (false: cluster-scoped).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub namespaced: bool,
+
+    /// Create the custom resource type [default: true; asks when run in a terminal].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub resource: Option<bool>,
+
+    /// Create a controller for the kind [default: true; asks when run in a terminal].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub controller: Option<bool>,
+
+    /// Overwrite the kind's own files if they exist (code at scaffold markers is never duplicated).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub force: bool,
+
+    /// Run `make manifests` afterwards to write the CRD and RBAC manifests.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub make: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 #[derive(Debug, Args)]
@@ -131,7 +199,12 @@ mod tests {
     #[test]
     fn every_command_has_examples() {
         let cmd = Cli::command();
-        for sub in cmd.get_subcommands() {
+        let mut all: Vec<&clap::Command> = cmd.get_subcommands().collect();
+        while let Some(sub) = all.pop() {
+            if sub.has_subcommands() {
+                all.extend(sub.get_subcommands());
+                continue;
+            }
             let help = sub
                 .get_after_help()
                 .map(|h| h.to_string())

@@ -2,6 +2,7 @@
 //! `src/main.rs` is a thin shell over this; tests drive the planners directly.
 
 pub mod boilerplate;
+pub mod builtin;
 pub mod cli;
 pub mod commands;
 pub mod context;

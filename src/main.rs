@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 
-use operator_rs::cli::{Cli, Command};
+use operator_rs::cli::{Cli, Command, CreateCommand};
 use operator_rs::commands;
 
 fn main() -> ExitCode {
@@ -46,6 +46,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let cwd = std::env::current_dir()?;
     match cli.command {
         Command::Init(args) => commands::init::run(&args, &cwd),
+        Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&args, &cwd),
         Command::Version => {
             commands::version::run();
             Ok(())

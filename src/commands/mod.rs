@@ -1,6 +1,7 @@
 //! One module per command: each turns validated arguments into a [`crate::scaffold::Plan`].
 
 pub mod completion;
+pub mod create_api;
 pub mod init;
 pub mod version;
 

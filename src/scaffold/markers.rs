@@ -40,6 +40,12 @@ pub fn insert(path: &str, text: &str, name: &str, fragment: &str) -> Result<Stri
         .chars()
         .take_while(|c| c.is_whitespace())
         .collect();
+    // rustfmt keeps adjacent `mod` declarations sorted; insert a module where it would put it so
+    // the generated project passes `cargo fmt --check` as written.
+    let at = match fragment_lines.as_slice() {
+        [line] if module_name(line).is_some() => sorted_position(&lines, at, line),
+        _ => at,
+    };
     let mut out = String::with_capacity(text.len() + fragment.len() + 16);
     for line in &lines[..at] {
         out.push_str(line);
@@ -55,6 +61,59 @@ pub fn insert(path: &str, text: &str, name: &str, fragment: &str) -> Result<Stri
         out.push_str(line);
     }
     Ok(out)
+}
+
+/// The module name of a `mod x;` / `pub mod x;` line.
+fn module_name(line: &str) -> Option<&str> {
+    let rest = line.trim().strip_prefix("pub ").unwrap_or(line.trim());
+    rest.strip_prefix("mod ")?
+        .strip_suffix(';')
+        .filter(|name| name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
+/// Where `line` goes among the `mod` lines directly above the marker at `marker`.
+fn sorted_position(lines: &[&str], marker: usize, line: &str) -> usize {
+    let name = module_name(line).unwrap_or_default();
+    let mut start = marker;
+    while start > 0 && module_name(lines[start - 1]).is_some() {
+        start -= 1;
+    }
+    (start..marker)
+        .find(|&i| {
+            version_cmp(module_name(lines[i]).unwrap_or_default(), name)
+                == std::cmp::Ordering::Greater
+        })
+        .unwrap_or(marker)
+}
+
+/// rustfmt's "version sorting" (style edition 2024): digit runs compare as numbers, so
+/// `v1 < v1alpha1 < v2 < v10`.
+fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for ((da, sa), (db, sb)) in ca.iter().zip(&cb) {
+        let ord = if *da && *db {
+            let (na, nb) = (sa.trim_start_matches('0'), sb.trim_start_matches('0'));
+            na.len().cmp(&nb.len()).then(na.cmp(nb))
+        } else {
+            sa.cmp(sb)
+        };
+        if ord != std::cmp::Ordering::Equal {
+            return ord;
+        }
+    }
+    ca.len().cmp(&cb.len())
 }
 
 /// True when `needle`'s lines appear consecutively in `haystack`, ignoring surrounding white space.
@@ -134,6 +193,48 @@ mod tests {
             err.contains("// +operator-rs:scaffold:controllers"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn modules_are_inserted_in_rustfmt_order() {
+        let mut text = "//! api\n\n// +operator-rs:scaffold:api-modules\n".to_string();
+        for module in [
+            "ship",
+            "sea_creatures",
+            "foo_policy",
+            "foo",
+            "fiz",
+            "v10",
+            "v2",
+        ] {
+            text = insert(
+                "src/api/mod.rs",
+                &text,
+                "api-modules",
+                &format!("pub mod {module};"),
+            )
+            .unwrap();
+        }
+        let modules: Vec<&str> = text.lines().filter_map(module_name).collect();
+        assert_eq!(
+            modules,
+            [
+                "fiz",
+                "foo",
+                "foo_policy",
+                "sea_creatures",
+                "ship",
+                "v2",
+                "v10"
+            ]
+        );
+    }
+
+    #[test]
+    fn version_sorting() {
+        let mut v = vec!["v10", "v2", "v1beta1", "v1alpha1", "v1", "a"];
+        v.sort_by(|a, b| version_cmp(a, b));
+        assert_eq!(v, ["a", "v1", "v1alpha1", "v1beta1", "v2", "v10"]);
     }
 
     #[test]

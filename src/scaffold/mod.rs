@@ -1,6 +1,7 @@
 //! The scaffolding engine shared by every command: templates, plans, markers and atomic writes.
 
 mod apply;
+pub mod cargo_toml;
 pub mod markers;
 mod plan;
 pub mod templates;

@@ -1,0 +1,754 @@
+//! `operator-rs create api`: a custom resource type and/or a controller for a group/version/kind.
+//!
+//! What gets written is data: the template tables and insertion tables below. The code around
+//! them decides which rows apply (resource or not, controller or not, built-in kind or not,
+//! multigroup or not) and keeps PROJECT in step.
+
+use std::io::IsTerminal as _;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+use tera::Context;
+
+use crate::builtin::{self, BuiltinKind};
+use crate::cli::CreateApiArgs;
+use crate::context::{BOILERPLATE_FILE, project_context};
+use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
+use crate::project::{self, Api, Project, Resource};
+use crate::scaffold::{IfExists, Plan, cargo_toml, templates};
+
+/// Which projects a row applies to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Any,
+    MultiGroupOnly,
+}
+
+/// A template (path under `templates/`, itself a tera expression for the output path).
+struct TemplateRow {
+    template: &'static str,
+    if_exists: IfExists,
+    layout: Layout,
+}
+
+const fn kind_file(template: &'static str) -> TemplateRow {
+    TemplateRow {
+        template,
+        if_exists: IfExists::Error,
+        layout: Layout::Any,
+    }
+}
+const fn shared_file(template: &'static str) -> TemplateRow {
+    TemplateRow {
+        template,
+        if_exists: IfExists::Skip,
+        layout: Layout::Any,
+    }
+}
+const fn group_file(template: &'static str) -> TemplateRow {
+    TemplateRow {
+        template,
+        if_exists: IfExists::Skip,
+        layout: Layout::MultiGroupOnly,
+    }
+}
+
+/// Files of a custom resource type. Kind files are refused if present (unless `--force`);
+/// shared files are written by the first kind (or version of a kind) that needs them and then
+/// kept: the RBAC helper roles cover every version of a kind, so a second version keeps them.
+const RESOURCE_FILES: &[TemplateRow] = &[
+    kind_file("api/src/api/{{ api_dir }}/{{ kind_snake }}.rs"),
+    shared_file("api/src/api/{{ api_dir }}/mod.rs"),
+    group_file("api/src/api/{{ group_module }}/mod.rs"),
+    kind_file("api/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"),
+    shared_file("api/config/samples/kustomization.yaml"),
+    shared_file("api/config/crd/kustomization.yaml"),
+    shared_file("api/config/crd/kustomizeconfig.yaml"),
+    shared_file("api/config/rbac/{{ rbac_prefix }}_admin_role.yaml"),
+    shared_file("api/config/rbac/{{ rbac_prefix }}_editor_role.yaml"),
+    shared_file("api/config/rbac/{{ rbac_prefix }}_viewer_role.yaml"),
+];
+
+/// Files of a controller for one of the project's own kinds.
+const CONTROLLER_FILES: &[TemplateRow] = &[
+    kind_file("controller/src/controller/{{ controller_path }}.rs"),
+    group_file("controller/src/controller/{{ group_module }}/mod.rs"),
+];
+
+/// Files of a controller for a built-in kind (Deployment, Pod …).
+const BUILTIN_CONTROLLER_FILES: &[TemplateRow] = &[
+    kind_file("builtin-controller/src/controller/{{ controller_path }}.rs"),
+    group_file("controller/src/controller/{{ group_module }}/mod.rs"),
+];
+
+/// Code added above a scaffold marker. File, marker and fragment are tera expressions.
+struct InsertRow {
+    file: &'static str,
+    marker: &'static str,
+    fragment: &'static str,
+    layout: Layout,
+}
+
+const fn insert(file: &'static str, marker: &'static str, fragment: &'static str) -> InsertRow {
+    InsertRow {
+        file,
+        marker,
+        fragment,
+        layout: Layout::Any,
+    }
+}
+const fn insert_multigroup(
+    file: &'static str,
+    marker: &'static str,
+    fragment: &'static str,
+) -> InsertRow {
+    InsertRow {
+        file,
+        marker,
+        fragment,
+        layout: Layout::MultiGroupOnly,
+    }
+}
+
+const RESOURCE_INSERTS: &[InsertRow] = &[
+    insert(
+        "src/api/mod.rs",
+        "api-modules",
+        "pub mod {{ api_top_module }};",
+    ),
+    insert_multigroup(
+        "src/api/{{ group_module }}/mod.rs",
+        "version-modules",
+        "pub mod {{ version }};",
+    ),
+    insert(
+        "src/api/{{ api_dir }}/mod.rs",
+        "kind-modules",
+        "pub mod {{ kind_snake }};\npub use {{ kind_snake }}::{ {{- kind }}, {{ kind }}Spec, {{ kind }}Status};",
+    ),
+    insert(
+        "src/api/mod.rs",
+        "crds",
+        "{{ api_rel_module }}::{{ kind }}::crd(),",
+    ),
+    insert(
+        "config/crd/kustomization.yaml",
+        "crdkustomizeresource",
+        "- bases/{{ qualified_group }}_{{ plural }}.yaml",
+    ),
+    insert(
+        "config/samples/kustomization.yaml",
+        "manifestskustomizesamples",
+        "- {{ group }}_{{ version }}_{{ kind_lower }}.yaml",
+    ),
+    insert(
+        "config/rbac/kustomization.yaml",
+        "rbac-roles",
+        "- {{ rbac_prefix }}_admin_role.yaml\n- {{ rbac_prefix }}_editor_role.yaml\n- {{ rbac_prefix }}_viewer_role.yaml",
+    ),
+];
+
+const CONTROLLER_INSERTS: &[InsertRow] = &[
+    insert(
+        "src/controller/mod.rs",
+        "controller-modules",
+        "pub mod {{ controller_top_module }};",
+    ),
+    insert_multigroup(
+        "src/controller/{{ group_module }}/mod.rs",
+        "controller-modules",
+        "pub mod {{ kind_snake }};",
+    ),
+    insert(
+        "src/controller/mod.rs",
+        "controllers",
+        "{{ controller_rel_module }}::setup(self),",
+    ),
+    insert(
+        "src/controller/mod.rs",
+        "rbac-rules",
+        "{{ controller_rel_module }}::rbac_rules(),",
+    ),
+];
+
+/// Dev-dependencies the generated controller tests use (a mocked API server).
+const CONTROLLER_DEV_DEPENDENCIES: &[(&str, &str)] = &[("tower-test", "0.4"), ("http", "1")];
+
+pub fn run(args: &CreateApiArgs, dir: &Path) -> Result<()> {
+    let request = Request::from_args(args)?;
+    let plan = plan(&request, dir)?;
+    super::finish(&plan, args.common.dry_run)?;
+    if args.common.dry_run {
+        return Ok(());
+    }
+    if args.make && request.resource {
+        run_make_manifests(dir);
+    }
+    println!("Next: implement your new API and generate the manifests (e.g. CRDs, RBAC) with:");
+    println!("$ make manifests");
+    Ok(())
+}
+
+/// `create api` after flag parsing and prompting: what to scaffold.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub plural: Option<String>,
+    pub namespaced: bool,
+    pub resource: bool,
+    pub controller: bool,
+    pub force: bool,
+}
+
+impl Request {
+    /// `--resource` and `--controller` default to true; like kubebuilder, operator-rs asks when
+    /// they are not given and a person is at the terminal.
+    pub fn from_args(args: &CreateApiArgs) -> Result<Self> {
+        let ask = |question: &str, given: Option<bool>| -> Result<bool> {
+            match given {
+                Some(value) => Ok(value),
+                None if std::io::stdin().is_terminal() => prompt_yes_no(question),
+                None => Ok(true),
+            }
+        };
+        Ok(Self {
+            group: args.group.clone(),
+            version: args.version.clone(),
+            kind: args.kind.clone(),
+            plural: args.plural.clone(),
+            namespaced: args.namespaced,
+            resource: ask("Create Resource [y/n]", args.resource)?,
+            controller: ask("Create Controller [y/n]", args.controller)?,
+            force: args.force,
+        })
+    }
+}
+
+fn prompt_yes_no(question: &str) -> Result<bool> {
+    use std::io::Write as _;
+    loop {
+        println!("{question}");
+        std::io::stdout().flush()?;
+        let mut answer = String::new();
+        if std::io::stdin().read_line(&mut answer)? == 0 {
+            return Ok(true);
+        }
+        match answer.trim().to_lowercase().as_str() {
+            "y" | "yes" => return Ok(true),
+            "n" | "no" => return Ok(false),
+            _ => println!("Please answer y or n."),
+        }
+    }
+}
+
+/// Everything `create api` would write, without writing it.
+pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
+    let mut project = Project::load(dir)?;
+    let kind = Kind::parse(&request.kind)?;
+    let version = Version::parse(&request.version)?;
+    let group = Group::parse(&request.group, &project.domain)?;
+    if !request.resource && !request.controller {
+        bail!("nothing to create: --resource=false and --controller=false");
+    }
+
+    let builtin = if request.resource {
+        None
+    } else {
+        find_builtin(&group, &version, &kind)?
+    };
+    let target = match &builtin {
+        Some(b) => Target::Builtin(*b),
+        None => Target::Own,
+    };
+    check_groups(&project, &group, &target)?;
+
+    let existing = project
+        .resources
+        .iter()
+        .position(|r| matches(r, &group, &version, &kind, &target, &project.domain));
+    let entry = existing.map(|i| project.resources[i].clone());
+    if request.resource && entry.as_ref().is_some_and(|e| e.api.is_some()) && !request.force {
+        bail!(
+            "API resource already exists: {}/{}, Kind {} (rerun with --force to re-render its files)",
+            qualified(&group, &project.domain),
+            version.as_str(),
+            kind.as_str()
+        );
+    }
+    if !request.resource && builtin.is_none() && entry.as_ref().is_none_or(|e| e.api.is_none()) {
+        bail!(
+            "no API found for {}/{}, Kind {}: run `operator-rs create api` with --resource first",
+            qualified(&group, &project.domain),
+            version.as_str(),
+            kind.as_str()
+        );
+    }
+    if request.controller
+        && !request.resource
+        && entry.as_ref().is_some_and(|e| e.controller)
+        && !request.force
+    {
+        bail!(
+            "resource already has a controller: {}/{}, Kind {} (rerun with --force to re-render it)",
+            qualified(&group, &project.domain),
+            version.as_str(),
+            kind.as_str()
+        );
+    }
+    if request.controller
+        && entry.as_ref().is_none_or(|e| !e.controller)
+        && let Some(other) = project.resources.iter().find(|r| {
+            r.controller
+                && r.kind == kind.as_str()
+                && r.group == group.as_str()
+                && r.version != version.as_str()
+        })
+    {
+        bail!(
+            "Kind {} of group {} already has a controller (for version {}); a kind has one controller. \
+             Pass --controller=false",
+            kind.as_str(),
+            group.as_str(),
+            other.version
+        );
+    }
+
+    let plural = match (&request.plural, &builtin) {
+        (_, Some(b)) => b.plural.to_string(),
+        (Some(p), _) => parse_plural(p)?,
+        (None, _) => entry
+            .as_ref()
+            .and_then(|e| e.plural.clone())
+            .unwrap_or_else(|| kind.default_plural()),
+    };
+    if builtin.is_none() {
+        check_plural_is_consistent(&project, &group, &kind, &plural)?;
+        check_group_module(&project, &group)?;
+    }
+
+    let boilerplate_text = read_boilerplate(dir)?;
+    let ctx = context(
+        &project,
+        &boilerplate_text,
+        &group,
+        &version,
+        &kind,
+        &plural,
+        request,
+        &builtin,
+        &entry,
+    );
+
+    let mut plan = Plan::new(dir, request.force);
+    if request.resource {
+        render_rows(&mut plan, RESOURCE_FILES, &ctx, project.multigroup)?;
+        apply_inserts(&mut plan, RESOURCE_INSERTS, &ctx, project.multigroup)?;
+        plan.uncomment("config/default/kustomization.yaml", "- ../crd")?;
+    }
+    if request.controller {
+        let files = if builtin.is_some() {
+            BUILTIN_CONTROLLER_FILES
+        } else {
+            CONTROLLER_FILES
+        };
+        render_rows(&mut plan, files, &ctx, project.multigroup)?;
+        apply_inserts(&mut plan, CONTROLLER_INSERTS, &ctx, project.multigroup)?;
+        ensure_dev_dependencies(&mut plan)?;
+    }
+
+    update_project(
+        &mut project,
+        existing,
+        request,
+        &group,
+        &version,
+        &kind,
+        &plural,
+        &builtin,
+    );
+    plan.write(project::FILE, project.render())?;
+    Ok(plan)
+}
+
+/// Whether the kind is the project's own (a CRD) or a built-in Kubernetes kind.
+enum Target {
+    Own,
+    Builtin(BuiltinKind),
+}
+
+fn qualified(group: &Group, domain: &str) -> String {
+    format!("{}.{domain}", group.as_str())
+}
+
+/// `--resource=false` on a built-in group: the kind has to exist in Kubernetes.
+fn find_builtin(group: &Group, version: &Version, kind: &Kind) -> Result<Option<BuiltinKind>> {
+    if !builtin::is_builtin_group(group.as_str()) {
+        return Ok(None);
+    }
+    match builtin::find(group.as_str(), version.as_str(), kind.as_str()) {
+        Some(b) => Ok(Some(b)),
+        None => Err(InvalidInput::new(
+            "--kind",
+            kind.as_str(),
+            format!(
+                "is not a built-in kind of {}/{}; known: {}",
+                group.as_str(),
+                version.as_str(),
+                builtin::kinds_of(group.as_str()).join(", ")
+            ),
+        )
+        .into()),
+    }
+}
+
+/// kubebuilder's single-group rule: without `multigroup`, every own API shares one group.
+fn check_groups(project: &Project, group: &Group, target: &Target) -> Result<()> {
+    if project.multigroup || matches!(target, Target::Builtin(_)) {
+        return Ok(());
+    }
+    if let Some(other) = project
+        .resources
+        .iter()
+        .find(|r| !r.core && r.api.is_some() && r.group != group.as_str())
+    {
+        bail!(
+            "multiple groups are not allowed by default, to enable multi-group visit \
+             https://kubebuilder.io/migration/multi-group.html (this project's group is {:?}; \
+             set `multigroup: true` in PROJECT and move src/api/<version> to src/api/<group>/<version>)",
+            other.group
+        );
+    }
+    Ok(())
+}
+
+fn matches(
+    r: &Resource,
+    group: &Group,
+    version: &Version,
+    kind: &Kind,
+    target: &Target,
+    domain: &str,
+) -> bool {
+    let same_gvk = r.kind == kind.as_str() && r.version == version.as_str();
+    match target {
+        Target::Own => {
+            same_gvk
+                && !r.core
+                && r.group == group.as_str()
+                && (r.domain.is_empty() || r.domain == domain)
+        }
+        Target::Builtin(b) => same_gvk && r.core && r.group == b.short_group(),
+    }
+}
+
+/// All versions of one kind share one CRD, so they must share one plural.
+fn check_plural_is_consistent(
+    project: &Project,
+    group: &Group,
+    kind: &Kind,
+    plural: &str,
+) -> Result<()> {
+    for r in &project.resources {
+        if r.group == group.as_str() && r.kind == kind.as_str() && r.api.is_some() && !r.core {
+            let theirs = r.plural.clone().unwrap_or_else(|| kind.default_plural());
+            if theirs != plural {
+                return Err(InvalidInput::new(
+                    "--plural",
+                    plural,
+                    format!("version {} of {} already uses the plural {theirs:?}; all versions of a kind share one", r.version, kind.as_str()),
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `foo-bar` and `foo.bar` would both become the Rust module `foo_bar`.
+fn check_group_module(project: &Project, group: &Group) -> Result<()> {
+    if !project.multigroup {
+        return Ok(());
+    }
+    for r in project
+        .resources
+        .iter()
+        .filter(|r| !r.core && r.group != group.as_str())
+    {
+        if r.group.replace(['.', '-'], "_") == group.module() {
+            return Err(InvalidInput::new(
+                "--group",
+                group.as_str(),
+                format!(
+                    "its Rust module name {:?} is already used by group {:?}",
+                    group.module(),
+                    r.group
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn read_boilerplate(dir: &Path) -> Result<String> {
+    match std::fs::read_to_string(dir.join(BOILERPLATE_FILE)) {
+        Ok(text) => Ok(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(err) => Err(err).with_context(|| format!("reading {BOILERPLATE_FILE}")),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn context(
+    project: &Project,
+    boilerplate_text: &str,
+    group: &Group,
+    version: &Version,
+    kind: &Kind,
+    plural: &str,
+    request: &Request,
+    builtin: &Option<BuiltinKind>,
+    entry: &Option<Resource>,
+) -> Context {
+    let mut ctx = project_context(project, boilerplate_text);
+    let multigroup = project.multigroup;
+    let group_module = group.module();
+    let kind_snake = kind.snake();
+
+    ctx.insert("group", group.as_str());
+    ctx.insert("group_module", &group_module);
+    ctx.insert("version", version.as_str());
+    ctx.insert("kind", kind.as_str());
+    ctx.insert("kind_lower", &kind.lower());
+    ctx.insert("kind_snake", &kind_snake);
+    ctx.insert("plural", plural);
+
+    // Where the types live: src/api/v1/ or src/api/<group>/v1/.
+    let (api_dir, api_rel_module, api_top_module) = if multigroup {
+        (
+            format!("{group_module}/{}", version.as_str()),
+            format!("{group_module}::{}", version.as_str()),
+            group_module.clone(),
+        )
+    } else {
+        (
+            version.as_str().to_string(),
+            version.as_str().to_string(),
+            version.as_str().to_string(),
+        )
+    };
+    ctx.insert("api_dir", &api_dir);
+    ctx.insert("api_rel_module", &api_rel_module);
+    ctx.insert("api_top_module", &api_top_module);
+    ctx.insert("api_module", &format!("crate::api::{api_rel_module}"));
+
+    // Where the controller lives: src/controller/<kind>.rs or src/controller/<group>/<kind>.rs.
+    let controller_group = match builtin {
+        Some(b) => b.short_group().replace(['.', '-'], "_"),
+        None => group_module.clone(),
+    };
+    let (controller_path, controller_rel_module, controller_top_module) = if multigroup {
+        (
+            format!("{controller_group}/{kind_snake}"),
+            format!("{controller_group}::{kind_snake}"),
+            controller_group.clone(),
+        )
+    } else {
+        (kind_snake.clone(), kind_snake.clone(), kind_snake.clone())
+    };
+    if multigroup && builtin.is_some() {
+        ctx.insert("group_module", &controller_group);
+    }
+    ctx.insert("controller_path", &controller_path);
+    ctx.insert("controller_rel_module", &controller_rel_module);
+    ctx.insert("controller_top_module", &controller_top_module);
+    // The controller's name, in logs, events and the metrics' `controller` label (kubebuilder
+    // prefixes the group in multigroup projects, where two groups may share a kind).
+    let controller_name = if multigroup {
+        format!("{}-{}", group.as_str().replace('.', "-"), kind.lower())
+    } else {
+        kind.lower()
+    };
+    ctx.insert("controller_name", &controller_name);
+
+    // RBAC helper roles: config/rbac/<kind>_admin_role.yaml, group-prefixed in multigroup.
+    let (rbac_prefix, role_prefix) = if multigroup {
+        (
+            format!("{}_{}", group.as_str(), kind.lower()),
+            format!("{}-{}", group.as_str().replace('.', "-"), kind.lower()),
+        )
+    } else {
+        (kind.lower(), kind.lower())
+    };
+    ctx.insert("rbac_prefix", &rbac_prefix);
+    ctx.insert("role_prefix", &role_prefix);
+
+    match builtin {
+        Some(b) => {
+            ctx.insert("qualified_group", b.api_group);
+            ctx.insert("api_group", b.api_group);
+            ctx.insert("rust_type", b.rust_type);
+            ctx.insert("rust_module", b.rust_module());
+            ctx.insert("api_namespaced", &b.namespaced);
+        }
+        None => {
+            let qualified_group = qualified(group, &project.domain);
+            ctx.insert("qualified_group", &qualified_group);
+            ctx.insert("api_group", &qualified_group);
+            let namespaced = match entry.as_ref().and_then(|e| e.api.as_ref()) {
+                Some(api) if !request.resource => api.namespaced,
+                _ => request.namespaced,
+            };
+            ctx.insert("api_namespaced", &namespaced);
+        }
+    }
+    ctx.insert("core", &builtin.is_some());
+
+    // Exactly one version of a kind is the storage version: the first one created. Later
+    // versions are written with `storage = false`; moving the storage version is a one-line
+    // change in the types (see docs/create-api.md).
+    let other_version_exists = project.resources.iter().any(|r| {
+        r.api.is_some()
+            && !r.core
+            && r.group == group.as_str()
+            && r.kind == kind.as_str()
+            && r.version != version.as_str()
+    });
+    let storage = match entry.as_ref() {
+        Some(e) if e.api.is_some() => {
+            !other_version_exists || first_version(project, group, kind) == Some(version.as_str())
+        }
+        _ => !other_version_exists,
+    };
+    ctx.insert("storage", &storage);
+    ctx
+}
+
+/// The version of a kind recorded first in PROJECT.
+fn first_version<'a>(project: &'a Project, group: &Group, kind: &Kind) -> Option<&'a str> {
+    project
+        .resources
+        .iter()
+        .find(|r| {
+            r.api.is_some() && !r.core && r.group == group.as_str() && r.kind == kind.as_str()
+        })
+        .map(|r| r.version.as_str())
+}
+
+fn render_rows(
+    plan: &mut Plan,
+    rows: &[TemplateRow],
+    ctx: &Context,
+    multigroup: bool,
+) -> Result<()> {
+    for row in rows
+        .iter()
+        .filter(|row| row.layout == Layout::Any || multigroup)
+    {
+        // `api/src/api/…` → `src/api/…`: the first segment names the template set.
+        let output = row
+            .template
+            .split_once('/')
+            .map_or(row.template, |(_, rest)| rest);
+        let path = templates::render_str(output, ctx)?;
+        plan.create(&path, templates::render(row.template, ctx)?, row.if_exists)?;
+    }
+    Ok(())
+}
+
+fn apply_inserts(
+    plan: &mut Plan,
+    rows: &[InsertRow],
+    ctx: &Context,
+    multigroup: bool,
+) -> Result<()> {
+    for row in rows
+        .iter()
+        .filter(|row| row.layout == Layout::Any || multigroup)
+    {
+        let file = templates::render_str(row.file, ctx)?;
+        let fragment = templates::render_str(row.fragment, ctx)?;
+        plan.insert(&file, row.marker, &fragment)?;
+    }
+    Ok(())
+}
+
+fn ensure_dev_dependencies(plan: &mut Plan) -> Result<()> {
+    let Some(mut text) = plan.read("Cargo.toml")? else {
+        bail!("Cargo.toml does not exist; create api adds test dependencies to it");
+    };
+    for (name, version) in CONTROLLER_DEV_DEPENDENCIES {
+        text = cargo_toml::ensure_dependency(&text, "dev-dependencies", name, version, &[])?;
+    }
+    plan.write("Cargo.toml", text)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn update_project(
+    project: &mut Project,
+    existing: Option<usize>,
+    request: &Request,
+    group: &Group,
+    version: &Version,
+    kind: &Kind,
+    plural: &str,
+    builtin: &Option<BuiltinKind>,
+) {
+    let entry = match existing {
+        Some(i) => &mut project.resources[i],
+        None => {
+            project.resources.push(Resource::default());
+            project.resources.last_mut().expect("just pushed")
+        }
+    };
+    entry.kind = kind.as_str().to_string();
+    entry.version = version.as_str().to_string();
+    match builtin {
+        Some(b) => {
+            entry.core = true;
+            entry.group = b.short_group().to_string();
+            entry.domain = b.domain().to_string();
+            entry.path = b.rust_module().to_string();
+        }
+        None => {
+            entry.group = group.as_str().to_string();
+            entry.domain = project.domain.clone();
+            entry.path = if project.multigroup {
+                format!("crate::api::{}::{}", group.module(), version.as_str())
+            } else {
+                format!("crate::api::{}", version.as_str())
+            };
+            entry.plural = (plural != kind.default_plural()).then(|| plural.to_string());
+        }
+    }
+    if request.resource {
+        entry.api = Some(Api {
+            crd_version: "v1".into(),
+            namespaced: request.namespaced,
+            ..entry.api.clone().unwrap_or_default()
+        });
+    }
+    if request.controller {
+        entry.controller = true;
+    }
+}
+
+/// kubebuilder's `--make`: bring the manifests in line right away. A failure is not fatal (the
+/// scaffold is complete); it says how to retry.
+fn run_make_manifests(dir: &Path) {
+    println!("$ make manifests");
+    match Command::new("make")
+        .arg("manifests")
+        .current_dir(dir)
+        .status()
+    {
+        Ok(status) if status.success() => {}
+        Ok(status) => {
+            eprintln!("warning: `make manifests` failed ({status}); fix the error and run it again")
+        }
+        Err(err) => eprintln!("warning: could not run `make manifests` ({err}); run it yourself"),
+    }
+}

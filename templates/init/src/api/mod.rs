@@ -1,0 +1,26 @@
+{{ rust_header }}//! Custom resource types served by this operator.
+//!
+//! `operator-rs create api` adds {% if multigroup %}one module per API group here, with one module per
+//! version inside (`src/api/<group>/<version>/<kind>.rs`){% else %}one module per API version here, with
+//! one module per kind inside (`src/api/<version>/<kind>.rs`){% endif %}. Each kind
+//! is a Rust struct with `#[derive(CustomResource)]`; the CRD that Kubernetes needs is generated from it
+//! by `make manifests`, so the Rust type is the single source of truth for the schema.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+// `crd()` below comes from this trait. It stays unused until the first `create api`.
+#[allow(unused_imports)]
+use kube::CustomResourceExt;
+
+// +operator-rs:scaffold:api-modules
+
+/// Every CustomResourceDefinition this operator owns, one entry per kind and version.
+///
+/// `make manifests` writes them to `config/crd/bases/`. Several versions of the same kind are merged
+/// into one CRD; the version whose derive keeps the default `storage = true` becomes the storage
+/// version, so exactly one version of each kind may do so (mark the others `#[kube(storage = false)]`).
+/// `operator-rs create api` adds entries here; remove an entry to stop publishing that version.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    vec![
+        // +operator-rs:scaffold:crds
+    ]
+}

@@ -1,0 +1,209 @@
+{{ rust_header }}//! Controllers: each one watches one kind and reconciles the cluster towards what its objects ask for.
+//!
+//! `operator-rs create api` adds one module per kind{% if multigroup %}, grouped by API group
+//! (`src/controller/<group>/<kind>.rs`){% else %} (`src/controller/<kind>.rs`){% endif %}, with two
+//! entry points that are listed below:
+//!
+//! - `setup(&Shared) -> ControllerFuture` builds the [`kube::runtime::Controller`] and hands its main
+//!   loop to [`Shared::run_controller`]; the manager runs the returned future until shutdown;
+//! - `rbac_rules() -> Vec<PolicyRule>` lists the API permissions the controller needs, right next to
+//!   the code that uses them. `make manifests` turns them into `config/rbac/role.yaml`.
+
+use std::hash::Hash;
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use kube::Client;
+use kube::runtime::reflector::{Lookup, Store};
+use tokio_util::sync::CancellationToken;
+
+use crate::manager::health::Readiness;
+
+// +operator-rs:scaffold:controller-modules
+
+/// A controller's main loop, as returned by its `setup` function and run by the manager.
+///
+/// The future should run until [`Shared::shutdown`] is cancelled and then return `Ok(())`. If it
+/// returns earlier, or returns an error, the manager shuts the whole process down and exits with a
+/// failure, so that Kubernetes restarts it instead of leaving a pod that silently reconciles nothing.
+pub type ControllerFuture = BoxFuture<'static, anyhow::Result<()>>;
+
+/// What the manager shares with every controller.
+///
+/// Each controller's `setup` function receives it. Clone the fields you need into your controller;
+/// they are all cheap handles to shared state.
+#[derive(Clone)]
+pub struct Shared {
+    /// Client for the Kubernetes API server, from your kubeconfig when run locally, or from the pod's
+    /// service account in the cluster (which only has the permissions in `config/rbac/`).
+    pub client: Client,
+    /// Tracks which controllers have synced their caches; `/readyz` answers 200 only once all have.
+    /// [`Shared::run_controller`] registers controllers here.
+    pub readiness: Readiness,
+    /// Cancelled when the manager shuts down (on SIGINT or SIGTERM, or after a fatal error). Pass
+    /// `shutdown.clone().cancelled_owned()` to [`kube::runtime::Controller::graceful_shutdown_on`] so
+    /// that reconciliations in flight can finish before the process exits.
+    pub shutdown: CancellationToken,
+}
+
+impl Shared {
+    /// Sets up every controller of this operator and returns their main loops.
+    ///
+    /// The manager calls this once at startup and runs all returned futures concurrently.
+    /// `operator-rs create api` adds a line here for each new controller; delete a line to stop
+    /// running that controller (and delete its `rbac_rules()` line below).
+    pub fn controllers(&self) -> Vec<ControllerFuture> {
+        vec![
+            // +operator-rs:scaffold:controllers
+        ]
+    }
+
+    /// Wraps the main loop of a kube-runtime controller for the manager.
+    ///
+    /// `store` is the controller's cache ([`kube::runtime::Controller::store`]) and `main_loop` the
+    /// future that drives [`kube::runtime::Controller::run`] to its end. The returned future:
+    ///
+    /// - registers the controller with [`Readiness`] under `name` right away (so call this from
+    ///   `setup`, not from inside an `async` block) and marks it synced once `store` is filled;
+    /// - stops at once if shutdown starts before the cache ever synced: nothing can be reconciling
+    ///   then, and kube-runtime would otherwise keep waiting for that first sync (for instance while
+    ///   the API server is unreachable, or the CRD is not installed);
+    /// - reports an error if `main_loop` ends before shutdown was requested.
+    pub fn run_controller<K>(
+        &self,
+        name: &str,
+        store: Store<K>,
+        main_loop: impl Future<Output = ()> + Send + 'static,
+    ) -> ControllerFuture
+    where
+        K: Lookup + Clone + Send + Sync + 'static,
+        K::DynamicType: Eq + Hash + Clone + Send + Sync,
+    {
+        let gate = self.readiness.register(name);
+        let shutdown = self.shutdown.clone();
+        let name = name.to_owned();
+        Box::pin(async move {
+            let mut main_loop = std::pin::pin!(main_loop);
+            tokio::select! {
+                () = &mut main_loop => return stopped(&name, &shutdown),
+                () = shutdown.cancelled() => return Ok(()),
+                synced = store.wait_until_ready() => {
+                    // An error means the cache was dropped, i.e. the main loop ended; awaiting it
+                    // below returns at once.
+                    if synced.is_ok() {
+                        gate.mark_synced();
+                    }
+                }
+            }
+            main_loop.await;
+            stopped(&name, &shutdown)
+        })
+    }
+}
+
+/// How a controller's main loop ended: fine during shutdown, an error otherwise.
+fn stopped(name: &str, shutdown: &CancellationToken) -> anyhow::Result<()> {
+    if shutdown.is_cancelled() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "controller {name} stopped before shutdown was requested"
+        ))
+    }
+}
+
+/// The RBAC rules of all controllers together: what `make manifests` writes to
+/// `config/rbac/role.yaml`.
+///
+/// Rules may overlap between controllers; the manifests generator removes duplicates and merges
+/// rules the way controller-gen does. Add a line here for rules that belong to no single controller.
+pub fn rbac_rules() -> Vec<PolicyRule> {
+    let per_controller: Vec<Vec<PolicyRule>> = vec![
+        // +operator-rs:scaffold:rbac-rules
+    ];
+    per_controller.concat()
+}
+
+/// Shorthand for a [`PolicyRule`] that grants `verbs` on `resources` in the API groups `api_groups`
+/// (`""` is the core group), for the `rbac_rules()` of controllers:
+///
+/// ```
+/// # use {{ crate_name }}::controller::rule;
+/// let rule = rule(&[""], &["configmaps"], &["get", "list", "watch"]);
+/// ```
+pub fn rule(api_groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
+    let strings = |values: &[&str]| values.iter().map(|value| value.to_string()).collect();
+    PolicyRule {
+        api_groups: Some(strings(api_groups)),
+        resources: Some(strings(resources)),
+        verbs: strings(verbs),
+        ..PolicyRule::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::http::{Request, Response};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::client::Body;
+    use kube::runtime::{reflector, watcher};
+
+    use super::*;
+
+    /// A `Shared` whose client fails every request: these tests never reach an API server.
+    fn shared() -> Shared {
+        let service = tower::service_fn(|_: Request<Body>| async {
+            Err::<Response<Body>, _>(std::io::Error::other("no API server in unit tests"))
+        });
+        Shared {
+            client: Client::new(service, "default"),
+            readiness: Readiness::default(),
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn ready_once_synced_and_stops_on_shutdown() {
+        let shared = shared();
+        let (store, mut writer) = reflector::store::<ConfigMap>();
+        let main_loop = shared.shutdown.clone().cancelled_owned();
+        let controller = tokio::spawn(shared.run_controller("test", store, main_loop));
+        shared.readiness.mark_started();
+        assert!(shared.readiness.check().is_err());
+
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        let synced = async {
+            while shared.readiness.check().is_err() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), synced)
+            .await
+            .unwrap();
+
+        shared.shutdown.cancel();
+        controller.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn shutdown_before_sync_stops_at_once() {
+        let shared = shared();
+        let (store, _writer) = reflector::store::<ConfigMap>();
+        let controller = shared.run_controller("test", store, std::future::pending());
+        shared.shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(5), controller)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn main_loop_ending_early_is_an_error() {
+        let shared = shared();
+        let (store, _writer) = reflector::store::<ConfigMap>();
+        let controller = shared.run_controller("test", store, async {});
+        assert!(controller.await.is_err());
+    }
+}
