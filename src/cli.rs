@@ -39,7 +39,7 @@ pub enum Command {
   operator-rs init --domain example.com --dry-run")]
     Init(InitArgs),
 
-    /// Add APIs (custom resource types) and controllers to the project.
+    /// Add APIs (custom resource types), controllers and webhooks to the project.
     #[command(subcommand)]
     Create(CreateCommand),
 
@@ -79,6 +79,81 @@ pub enum CreateCommand {
   # Re-render the kind's own files (never duplicates code inserted at markers)
   operator-rs create api --group crew --version v1 --kind Captain --force")]
     Api(CreateApiArgs),
+
+    /// Add defaulting, validating and/or conversion webhooks for a kind.
+    #[command(after_help = "Examples:
+  # A defaulting webhook for one of the project's kinds
+  operator-rs create webhook --group crew --version v1 --kind Captain --defaulting
+
+  # Then a validating webhook for the same kind (the defaulting one is kept as it is)
+  operator-rs create webhook --group crew --version v1 --kind Captain --programmatic-validation
+
+  # A conversion webhook: v1 is the hub (and the storage version), v2 a spoke
+  operator-rs create webhook --group crew --version v1 --kind FirstMate --conversion --spoke v2
+
+  # Webhooks for a built-in kind, at custom paths
+  operator-rs create webhook --group apps --version v1 --kind Deployment --defaulting \\
+      --programmatic-validation --defaulting-path=/mutate-deployments --validation-path=/validate-deployments")]
+    Webhook(CreateWebhookArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CreateWebhookArgs {
+    /// API group of the kind (built-in groups: core, apps, batch …).
+    #[arg(long, allow_hyphen_values = true)]
+    pub group: String,
+
+    /// API version of the kind; with --conversion, the hub version.
+    #[arg(long, allow_hyphen_values = true)]
+    pub version: String,
+
+    /// Kind, in PascalCase, like Memcached.
+    #[arg(long, allow_hyphen_values = true)]
+    pub kind: String,
+
+    /// Resource name (plural); must match the API's if given.
+    #[arg(long, allow_hyphen_values = true)]
+    pub plural: Option<String>,
+
+    /// Scaffold a defaulting (mutating) webhook.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub defaulting: bool,
+
+    /// Scaffold a validating webhook.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub programmatic_validation: bool,
+
+    /// Scaffold a conversion webhook, with --version as the hub (and storage) version.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub conversion: bool,
+
+    /// Spoke versions for --conversion (comma-separated or repeated): existing versions of the kind.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "VERSION",
+        allow_hyphen_values = true
+    )]
+    pub spoke: Vec<String>,
+
+    /// Custom path of the defaulting webhook [default: /mutate-<group>-<version>-<kind>].
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
+    pub defaulting_path: Option<String>,
+
+    /// Custom path of the validating webhook [default: /validate-<group>-<version>-<kind>].
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
+    pub validation_path: Option<String>,
+
+    /// Overwrite the webhook files if they exist (code at scaffold markers is never duplicated).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub force: bool,
+
+    /// Run `make manifests` afterwards to write config/webhook/manifests.yaml.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub make: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 #[derive(Debug, Args)]

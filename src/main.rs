@@ -47,6 +47,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Init(args) => commands::init::run(&args, &cwd),
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&args, &cwd),
+        Command::Create(CreateCommand::Webhook(args)) => commands::create_webhook::run(&args, &cwd),
         Command::Version => {
             commands::version::run();
             Ok(())

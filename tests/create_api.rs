@@ -45,7 +45,11 @@ pub const FLEET_SEQUENCE: &[&str] = &[
     "--group fiz --version v1 --kind Bar",
 ];
 
-fn scaffold(name: &str, init: &[&str], sequence: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+fn scaffold(
+    name: &str,
+    init: &[&str],
+    sequence: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf) {
     let (tmp, dir) = folder(name);
     let mut argv = vec!["init", "--domain", "example.com", "--owner", "Acme"];
     argv.extend(init);
@@ -60,10 +64,13 @@ fn snapshot_tree(scenario: &str, dir: &Path) {
     let files = tree(dir);
     let listing: Vec<&str> = files.keys().map(String::as_str).collect();
     insta::assert_snapshot!(format!("{scenario}__files"), listing.join("\n"));
+    let mut names = vec![format!("{scenario}__files")];
     for (path, bytes) in &files {
         let name = format!("{scenario}__{}", path.replace('/', "__"));
-        insta::assert_snapshot!(name, String::from_utf8_lossy(bytes));
+        insta::assert_snapshot!(name.clone(), String::from_utf8_lossy(bytes));
+        names.push(name);
     }
+    support::assert_no_stale_snapshots("create_api", scenario, &names);
 }
 
 #[test]
@@ -92,10 +99,17 @@ fn the_project_file_records_every_resource() {
     let (_tmp, dir) = scaffold("crew-operator", &[], CREW_SEQUENCE);
     let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
     let resources = project.split("resources:\n").nth(1).unwrap();
-    insta::assert_snapshot!("crew__PROJECT_resources", resources);
+    insta::assert_snapshot!("crew_project_resources", resources);
     assert!(resources.contains("  plural: admirales\n"));
-    assert_eq!(resources.matches("- api:").count(), 5, "Captain, FirstMate v1+v2, Admiral, Sailor");
-    assert!(resources.contains("- controller: true\n  core: true\n  group: apps\n  kind: Deployment\n"), "{resources}");
+    assert_eq!(
+        resources.matches("- api:").count(),
+        5,
+        "Captain, FirstMate v1+v2, Admiral, Sailor"
+    );
+    assert!(
+        resources.contains("- controller: true\n  core: true\n  group: apps\n  kind: Deployment\n"),
+        "{resources}"
+    );
 }
 
 #[test]
@@ -114,17 +128,39 @@ fn dry_run_writes_nothing() {
     let (_tmp, dir) = scaffold("crew-operator", &[], &[]);
     let before = tree(&dir);
     let out = operator_rs(&dir)
-        .args(["create", "api", "--group", "crew", "--version", "v1", "--kind", "Captain", "--dry-run"])
+        .args([
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "Captain",
+            "--dry-run",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("create    src/api/v1/captain.rs"), "{stdout}");
+    assert!(
+        stdout.contains("create    src/api/v1/captain.rs"),
+        "{stdout}"
+    );
     assert!(stdout.contains("update    PROJECT"), "{stdout}");
     assert!(before == tree(&dir));
 }
 
-const CAPTAIN: [&str; 8] = ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Captain"];
+const CAPTAIN: [&str; 8] = [
+    "create",
+    "api",
+    "--group",
+    "crew",
+    "--version",
+    "v1",
+    "--kind",
+    "Captain",
+];
 
 fn with(extra: &[&'static str]) -> Vec<&'static str> {
     let mut argv = CAPTAIN.to_vec();
@@ -143,11 +179,41 @@ fn refusals_leave_the_tree_unchanged() {
     assert_refused(&dir, &with(&[]), &["API resource already exists"]);
     assert_refused(
         &dir,
-        &["create", "api", "--group", "ship", "--version", "v1", "--kind", "Frigate", "--make=false"],
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+            "--make=false",
+        ],
         &["multiple groups are not allowed by default", "multi-group"],
     );
-    for (flag, bad) in [("--group", "Crew"), ("--group", "../x"), ("--version", "1.0"), ("--version", "V1"), ("--kind", "captain"), ("--kind", "First-Mate"), ("--kind", "{{ x }}"), ("--plural", "Captains")] {
-        let mut argv = vec!["create", "api", "--group", "crew", "--version", "v3", "--kind", "Bosun", "--make=false"];
+    for (flag, bad) in [
+        ("--group", "Crew"),
+        ("--group", "../x"),
+        ("--version", "1.0"),
+        ("--version", "V1"),
+        ("--kind", "captain"),
+        ("--kind", "First-Mate"),
+        ("--kind", "{{ x }}"),
+        ("--kind", "Context"),
+        ("--plural", "Captains"),
+    ] {
+        let mut argv = vec![
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v3",
+            "--kind",
+            "Bosun",
+            "--make=false",
+        ];
         match argv.iter().position(|a| *a == flag) {
             Some(i) => argv[i + 1] = bad,
             None => argv.extend([flag, bad]),
@@ -156,15 +222,41 @@ fn refusals_leave_the_tree_unchanged() {
     }
     assert_refused(
         &dir,
-        &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deploymnet", "--resource=false", "--make=false"],
+        &[
+            "create",
+            "api",
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deploymnet",
+            "--resource=false",
+            "--make=false",
+        ],
         &["--kind", "Deploymnet", "StatefulSet"],
     );
     assert_refused(
         &dir,
-        &["create", "api", "--group", "crew", "--version", "v1", "--kind", "Bosun", "--resource=false", "--make=false"],
+        &[
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "Bosun",
+            "--resource=false",
+            "--make=false",
+        ],
         &["no API found for crew.example.com/v1, Kind Bosun"],
     );
-    assert_refused(&dir, &with(&["--resource=false", "--controller=false"]), &["nothing to create"]);
+    assert_refused(
+        &dir,
+        &with(&["--resource=false", "--controller=false"]),
+        &["nothing to create"],
+    );
     assert_refused(&dir, &with(&["--resource=maybe"]), &["--resource", "maybe"]);
 }
 
@@ -173,6 +265,14 @@ fn a_deleted_marker_is_reported_and_nothing_changes() {
     let (_tmp, dir) = scaffold("crew-operator", &[], &[]);
     let path = dir.join("src/controller/mod.rs");
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replace("// +operator-rs:scaffold:controllers", "")).unwrap();
-    assert_refused(&dir, &with(&[]), &["src/controller/mod.rs", "+operator-rs:scaffold:controllers"]);
+    std::fs::write(
+        &path,
+        text.replace("// +operator-rs:scaffold:controllers", ""),
+    )
+    .unwrap();
+    assert_refused(
+        &dir,
+        &with(&[]),
+        &["src/controller/mod.rs", "+operator-rs:scaffold:controllers"],
+    );
 }

@@ -25,10 +25,13 @@ fn snapshot_init(scenario: &str, flags: &[&str]) {
 
     let listing: Vec<String> = plan.changes().iter().map(|c| c.path.clone()).collect();
     insta::assert_snapshot!(format!("{scenario}__files"), listing.join("\n"));
+    let mut names = vec![format!("{scenario}__files")];
     for change in plan.changes() {
         let name = format!("{scenario}__{}", change.path.replace('/', "__"));
-        insta::assert_snapshot!(name, change.contents);
+        insta::assert_snapshot!(name.clone(), change.contents);
+        names.push(name);
     }
+    support::assert_no_stale_snapshots("init_snapshots", scenario, &names);
 }
 
 #[test]

@@ -6,53 +6,20 @@
 
 use std::io::IsTerminal as _;
 use std::path::Path;
-use std::process::Command;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use tera::Context;
 
-use crate::builtin::{self, BuiltinKind};
+use super::resource::{
+    InsertRow, TemplateRow, apply_inserts, find_builtin, group_file, insert, insert_multigroup,
+    kind_file, qualified, read_boilerplate, render_rows, run_make_manifests, shared_file,
+};
+use crate::builtin::BuiltinKind;
 use crate::cli::CreateApiArgs;
-use crate::context::{BOILERPLATE_FILE, project_context};
+use crate::context::project_context;
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::project::{self, Api, Project, Resource};
-use crate::scaffold::{IfExists, Plan, cargo_toml, templates};
-
-/// Which projects a row applies to.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Layout {
-    Any,
-    MultiGroupOnly,
-}
-
-/// A template (path under `templates/`, itself a tera expression for the output path).
-struct TemplateRow {
-    template: &'static str,
-    if_exists: IfExists,
-    layout: Layout,
-}
-
-const fn kind_file(template: &'static str) -> TemplateRow {
-    TemplateRow {
-        template,
-        if_exists: IfExists::Error,
-        layout: Layout::Any,
-    }
-}
-const fn shared_file(template: &'static str) -> TemplateRow {
-    TemplateRow {
-        template,
-        if_exists: IfExists::Skip,
-        layout: Layout::Any,
-    }
-}
-const fn group_file(template: &'static str) -> TemplateRow {
-    TemplateRow {
-        template,
-        if_exists: IfExists::Skip,
-        layout: Layout::MultiGroupOnly,
-    }
-}
+use crate::scaffold::{Plan, cargo_toml};
 
 /// Files of a custom resource type. Kind files are refused if present (unless `--force`);
 /// shared files are written by the first kind (or version of a kind) that needs them and then
@@ -81,35 +48,6 @@ const BUILTIN_CONTROLLER_FILES: &[TemplateRow] = &[
     kind_file("builtin-controller/src/controller/{{ controller_path }}.rs"),
     group_file("controller/src/controller/{{ group_module }}/mod.rs"),
 ];
-
-/// Code added above a scaffold marker. File, marker and fragment are tera expressions.
-struct InsertRow {
-    file: &'static str,
-    marker: &'static str,
-    fragment: &'static str,
-    layout: Layout,
-}
-
-const fn insert(file: &'static str, marker: &'static str, fragment: &'static str) -> InsertRow {
-    InsertRow {
-        file,
-        marker,
-        fragment,
-        layout: Layout::Any,
-    }
-}
-const fn insert_multigroup(
-    file: &'static str,
-    marker: &'static str,
-    fragment: &'static str,
-) -> InsertRow {
-    InsertRow {
-        file,
-        marker,
-        fragment,
-        layout: Layout::MultiGroupOnly,
-    }
-}
 
 const RESOURCE_INSERTS: &[InsertRow] = &[
     insert(
@@ -170,6 +108,48 @@ const CONTROLLER_INSERTS: &[InsertRow] = &[
         "rbac-rules",
         "{{ controller_rel_module }}::rbac_rules(),",
     ),
+];
+
+/// Names the generated types and controllers already use: a kind of the project's own with one of
+/// these names would not compile (built-in kinds are imported differently and are fine).
+const RESERVED_KINDS: &[&str] = &[
+    "Action",
+    "Api",
+    "Arc",
+    "Backoff",
+    "Body",
+    "Box",
+    "Client",
+    "Condition",
+    "Context",
+    "Controller",
+    "ControllerFuture",
+    "ControllerMetrics",
+    "Duration",
+    "Error",
+    "Event",
+    "EventType",
+    "Handle",
+    "Method",
+    "ObjectRef",
+    "Option",
+    "Patch",
+    "PatchParams",
+    "PolicyRule",
+    "Recorder",
+    "Reporter",
+    "Request",
+    "Response",
+    "Result",
+    "SendResponse",
+    "Serialize",
+    "Shared",
+    "StatusCode",
+    "String",
+    "Time",
+    "Timestamp",
+    "Value",
+    "Vec",
 ];
 
 /// Dev-dependencies the generated controller tests use (a mocked API server).
@@ -259,6 +239,14 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     } else {
         find_builtin(&group, &version, &kind)?
     };
+    if builtin.is_none() && RESERVED_KINDS.contains(&kind.as_str()) {
+        return Err(InvalidInput::new(
+            "--kind",
+            kind.as_str(),
+            "is a name the generated Rust code already uses (kube, std or the controller's own types); choose another kind",
+        )
+        .into());
+    }
     let target = match &builtin {
         Some(b) => Target::Builtin(*b),
         None => Target::Own,
@@ -379,31 +367,6 @@ enum Target {
     Builtin(BuiltinKind),
 }
 
-fn qualified(group: &Group, domain: &str) -> String {
-    format!("{}.{domain}", group.as_str())
-}
-
-/// `--resource=false` on a built-in group: the kind has to exist in Kubernetes.
-fn find_builtin(group: &Group, version: &Version, kind: &Kind) -> Result<Option<BuiltinKind>> {
-    if !builtin::is_builtin_group(group.as_str()) {
-        return Ok(None);
-    }
-    match builtin::find(group.as_str(), version.as_str(), kind.as_str()) {
-        Some(b) => Ok(Some(b)),
-        None => Err(InvalidInput::new(
-            "--kind",
-            kind.as_str(),
-            format!(
-                "is not a built-in kind of {}/{}; known: {}",
-                group.as_str(),
-                version.as_str(),
-                builtin::kinds_of(group.as_str()).join(", ")
-            ),
-        )
-        .into()),
-    }
-}
-
 /// kubebuilder's single-group rule: without `multigroup`, every own API shares one group.
 fn check_groups(project: &Project, group: &Group, target: &Target) -> Result<()> {
     if project.multigroup || matches!(target, Target::Builtin(_)) {
@@ -491,14 +454,6 @@ fn check_group_module(project: &Project, group: &Group) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn read_boilerplate(dir: &Path) -> Result<String> {
-    match std::fs::read_to_string(dir.join(BOILERPLATE_FILE)) {
-        Ok(text) => Ok(text),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(err) => Err(err).with_context(|| format!("reading {BOILERPLATE_FILE}")),
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -638,44 +593,6 @@ fn first_version<'a>(project: &'a Project, group: &Group, kind: &Kind) -> Option
         .map(|r| r.version.as_str())
 }
 
-fn render_rows(
-    plan: &mut Plan,
-    rows: &[TemplateRow],
-    ctx: &Context,
-    multigroup: bool,
-) -> Result<()> {
-    for row in rows
-        .iter()
-        .filter(|row| row.layout == Layout::Any || multigroup)
-    {
-        // `api/src/api/…` → `src/api/…`: the first segment names the template set.
-        let output = row
-            .template
-            .split_once('/')
-            .map_or(row.template, |(_, rest)| rest);
-        let path = templates::render_str(output, ctx)?;
-        plan.create(&path, templates::render(row.template, ctx)?, row.if_exists)?;
-    }
-    Ok(())
-}
-
-fn apply_inserts(
-    plan: &mut Plan,
-    rows: &[InsertRow],
-    ctx: &Context,
-    multigroup: bool,
-) -> Result<()> {
-    for row in rows
-        .iter()
-        .filter(|row| row.layout == Layout::Any || multigroup)
-    {
-        let file = templates::render_str(row.file, ctx)?;
-        let fragment = templates::render_str(row.fragment, ctx)?;
-        plan.insert(&file, row.marker, &fragment)?;
-    }
-    Ok(())
-}
-
 fn ensure_dev_dependencies(plan: &mut Plan) -> Result<()> {
     let Some(mut text) = plan.read("Cargo.toml")? else {
         bail!("Cargo.toml does not exist; create api adds test dependencies to it");
@@ -733,22 +650,5 @@ fn update_project(
     }
     if request.controller {
         entry.controller = true;
-    }
-}
-
-/// kubebuilder's `--make`: bring the manifests in line right away. A failure is not fatal (the
-/// scaffold is complete); it says how to retry.
-fn run_make_manifests(dir: &Path) {
-    println!("$ make manifests");
-    match Command::new("make")
-        .arg("manifests")
-        .current_dir(dir)
-        .status()
-    {
-        Ok(status) if status.success() => {}
-        Ok(status) => {
-            eprintln!("warning: `make manifests` failed ({status}); fix the error and run it again")
-        }
-        Err(err) => eprintln!("warning: could not run `make manifests` ({err}); run it yourself"),
     }
 }

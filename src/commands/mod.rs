@@ -2,7 +2,9 @@
 
 pub mod completion;
 pub mod create_api;
+pub mod create_webhook;
 pub mod init;
+mod resource;
 pub mod version;
 
 use anyhow::Result;

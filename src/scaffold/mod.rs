@@ -4,6 +4,7 @@ mod apply;
 pub mod cargo_toml;
 pub mod markers;
 mod plan;
+pub mod rustfmt;
 pub mod templates;
 
 pub use apply::apply;

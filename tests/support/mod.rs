@@ -83,3 +83,34 @@ pub fn assert_refused(dir: &Path, args: &[&str], expected: &[&str]) {
         "{args:?} changed the tree"
     );
 }
+
+/// Fails when `tests/snapshots/` holds a snapshot of `scenario` that the test no longer makes
+/// (a file that is not generated any more), so removed files cannot hide in stale snapshots.
+pub fn assert_no_stale_snapshots(test_file: &str, scenario: &str, names: &[String]) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let prefix = format!("{test_file}__{scenario}__");
+    let stale: Vec<String> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_else(|_| Vec::new())
+        .into_iter()
+        .filter_map(|file: String| {
+            file.strip_prefix(&prefix)
+                .and_then(|rest| rest.strip_suffix(".snap"))
+                .map(str::to_string)
+        })
+        .filter(|name| {
+            !names
+                .iter()
+                .any(|n| n == &format!("{scenario}__{name}") || n == name)
+        })
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "stale snapshots in tests/snapshots for {scenario}: {stale:?}; delete them"
+    );
+}

@@ -8,8 +8,12 @@
 //! - [`controller`]: the controllers that reconcile them, and the RBAC rules each one needs.
 //! - [`manager`]: the process that runs the controllers: flags, logging, health probes, shutdown.
 //! - [`manifests`]: renders the Kubernetes manifests that are derived from the code.
+//! - `webhook` (once `operator-rs create webhook` adds it): defaulting, validating and conversion
+//!   webhooks, served by the manager.
 
 pub mod api;
 pub mod controller;
 pub mod manager;
 pub mod manifests;
+// `operator-rs create webhook` adds `pub mod webhook;` here.
+// +operator-rs:scaffold:lib-modules

@@ -1,6 +1,8 @@
 {{ rust_header }}//! The manager parses its flags like kubebuilder's manager does.
 
 use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
 
 use clap::Parser as _;
 
@@ -25,6 +27,78 @@ fn defaults_match_kubebuilder() {
     assert!(!flags.enable_http2);
     assert_eq!(flags.log_format, LogFormat::Text);
     assert_eq!(flags.log_level, None);
+    // controller-runtime's leader election timing.
+    assert_eq!(flags.leader_election_namespace, None);
+    assert_eq!(
+        flags.leader_election_lease_duration,
+        Duration::from_secs(15)
+    );
+    assert_eq!(
+        flags.leader_election_renew_deadline,
+        Duration::from_secs(10)
+    );
+    assert_eq!(flags.leader_election_retry_period, Duration::from_secs(2));
+    assert_eq!(flags.metrics_cert_path, None);
+    assert_eq!(flags.metrics_cert_name, "tls.crt");
+    assert_eq!(flags.metrics_cert_key, "tls.key");
+    assert_eq!(flags.max_concurrent_reconciles, 1);
+    // The webhook server's, also kubebuilder's.
+    assert_eq!(flags.webhook_port, 9443);
+    assert_eq!(flags.webhook_cert_path, None);
+    assert_eq!(flags.webhook_cert_name, "tls.crt");
+    assert_eq!(flags.webhook_cert_key, "tls.key");
+}
+
+#[test]
+fn accepts_the_args_of_the_webhook_patch() {
+    // config/default/manager_webhook_patch.yaml adds these.
+    let flags = parse(&[
+        "--webhook-cert-path=/tmp/k8s-webhook-server/serving-certs",
+        "--webhook-port=9443",
+    ])
+    .unwrap();
+    assert_eq!(
+        flags.webhook_cert_path.as_deref(),
+        Some(Path::new("/tmp/k8s-webhook-server/serving-certs"))
+    );
+    assert_eq!(flags.webhook_port, 9443);
+}
+
+#[test]
+fn leader_election_and_metrics_flags() {
+    let flags = parse(&[
+        "--leader-elect",
+        "--leader-election-namespace=ops",
+        "--leader-election-lease-duration=1m",
+        "--leader-election-renew-deadline=45s",
+        "--leader-election-retry-period=500ms",
+        "--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs",
+        "--metrics-cert-name=cert.pem",
+        "--metrics-cert-key=key.pem",
+        "--max-concurrent-reconciles=4",
+    ])
+    .unwrap();
+    assert!(flags.leader_elect);
+    assert_eq!(flags.leader_election_namespace.as_deref(), Some("ops"));
+    assert_eq!(
+        flags.leader_election_lease_duration,
+        Duration::from_secs(60)
+    );
+    assert_eq!(
+        flags.leader_election_renew_deadline,
+        Duration::from_secs(45)
+    );
+    assert_eq!(
+        flags.leader_election_retry_period,
+        Duration::from_millis(500)
+    );
+    assert_eq!(
+        flags.metrics_cert_path.as_deref(),
+        Some(Path::new("/tmp/k8s-metrics-server/metrics-certs"))
+    );
+    assert_eq!(flags.metrics_cert_name, "cert.pem");
+    assert_eq!(flags.metrics_cert_key, "key.pem");
+    assert_eq!(flags.max_concurrent_reconciles, 4);
 }
 
 #[test]
@@ -68,6 +142,9 @@ fn rejects_bad_values() {
         &["--health-probe-bind-address=:99999"],
         &["--log-format=xml"],
         &["--log-level=info,=["],
+        &["--leader-election-lease-duration=15"],
+        &["--leader-election-retry-period=-2s"],
+        &["--max-concurrent-reconciles=0"],
         &["--no-such-flag"],
     ] {
         assert!(parse(bad).is_err(), "{bad:?} should be rejected");

@@ -12,12 +12,19 @@
 use std::hash::Hash;
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::rbac::v1::PolicyRule;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::Client;
-use kube::runtime::reflector::{Lookup, Store};
+use kube::runtime::controller::{self, Action};
+use kube::runtime::reflector::{Lookup, ObjectRef, Store};
+use kube::runtime::watcher;
 use tokio_util::sync::CancellationToken;
 
 use crate::manager::health::Readiness;
+use crate::manager::metrics::Metrics;
+use crate::manager::namespaces::WatchNamespaces;
+
+/// The type of the RBAC rules of controllers, re-exported for their `rbac_rules()`.
+pub use k8s_openapi::api::rbac::v1::PolicyRule;
 
 // +operator-rs:scaffold:controller-modules
 
@@ -44,6 +51,16 @@ pub struct Shared {
     /// `shutdown.clone().cancelled_owned()` to [`kube::runtime::Controller::graceful_shutdown_on`] so
     /// that reconciliations in flight can finish before the process exits.
     pub shutdown: CancellationToken,
+    /// The metrics registry: `metrics.controller(name, max_concurrent_reconciles)` gives a
+    /// controller its reconcile metrics (controller-runtime's names); `metrics.register(..)` adds
+    /// metrics of your own to `/metrics`.
+    pub metrics: Metrics,
+    /// The namespaces to watch (`WATCH_NAMESPACE`): `watch_namespaces.apis::<K>(&client)` gives one
+    /// `Api` per watch for a namespaced kind.
+    pub watch_namespaces: WatchNamespaces,
+    /// `--max-concurrent-reconciles`: how many objects a controller may reconcile at once (never
+    /// the same object twice). Pass it to `controller::Config::concurrency`.
+    pub max_concurrent_reconciles: u16,
 }
 
 impl Shared {
@@ -112,6 +129,33 @@ fn stopped(name: &str, shutdown: &CancellationToken) -> anyhow::Result<()> {
     }
 }
 
+/// Logs what a controller's main loop ([`kube::runtime::Controller::run`]) yields for each
+/// reconciliation; the controller's `setup` passes every item of that stream here.
+///
+/// Failed reconciliations are not logged here, because the controller's `error_policy` logs them
+/// (with the object). What remains are successes (at debug level), objects deleted before their
+/// turn came, and failures of the controller itself, mostly of its watches: a missing CRD (`make
+/// install`) or missing permissions. kube-runtime keeps retrying those with a backoff.
+pub fn log_result<K, E>(
+    controller: &str,
+    result: Result<(ObjectRef<K>, Action), controller::Error<E, watcher::Error>>,
+) where
+    K: Lookup,
+    E: std::error::Error + 'static,
+{
+    match result {
+        Ok((object, action)) => tracing::debug!(controller, %object, ?action, "reconciled"),
+        Err(controller::Error::ReconcilerFailed(..)) => {}
+        Err(controller::Error::ObjectNotFound(object)) => {
+            tracing::debug!(controller, %object, "deleted before it was reconciled");
+        }
+        Err(error) => {
+            let error = &error as &dyn std::error::Error;
+            tracing::warn!(controller, error, "controller error");
+        }
+    }
+}
+
 /// The RBAC rules of all controllers together: what `make manifests` writes to
 /// `config/rbac/role.yaml`.
 ///
@@ -141,12 +185,46 @@ pub fn rule(api_groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRu
     }
 }
 
+/// Prepares the status conditions that a controller owns for a server-side apply of
+/// `.status.conditions`.
+///
+/// `desired` holds every condition the controller sets on the object, with
+/// `last_transition_time` set to now. Each one keeps the `lastTransitionTime` of the object's
+/// current condition of its type when its status did not change: the time says when the status
+/// last changed, as the Kubernetes API conventions ask (Go's `meta.SetStatusCondition` does the
+/// same). Apply all of them every time, because server-side apply removes the conditions that a
+/// field manager applied before but leaves out now.
+///
+/// Returns `None` when the object already has all of them, so there is nothing to write. That
+/// keeps reconciliations idempotent: every write changes the object, and every change of the
+/// object triggers another reconciliation.
+pub fn conditions_to_apply(
+    current: &[Condition],
+    desired: Vec<Condition>,
+) -> Option<Vec<Condition>> {
+    let mut changed = false;
+    let mut conditions = Vec::with_capacity(desired.len());
+    for mut condition in desired {
+        match current.iter().find(|c| c.type_ == condition.type_) {
+            Some(existing) if existing.status == condition.status => {
+                condition.last_transition_time = existing.last_transition_time.clone();
+                changed |= *existing != condition;
+            }
+            _ => changed = true,
+        }
+        conditions.push(condition);
+    }
+    changed.then_some(conditions)
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use axum::http::{Request, Response};
     use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
     use kube::client::Body;
     use kube::runtime::{reflector, watcher};
 
@@ -161,6 +239,9 @@ mod tests {
             client: Client::new(service, "default"),
             readiness: Readiness::default(),
             shutdown: CancellationToken::new(),
+            metrics: Metrics::new(),
+            watch_namespaces: WatchNamespaces::All,
+            max_concurrent_reconciles: 1,
         }
     }
 
@@ -205,5 +286,41 @@ mod tests {
         let (store, _writer) = reflector::store::<ConfigMap>();
         let controller = shared.run_controller("test", store, async {});
         assert!(controller.await.is_err());
+    }
+
+    fn condition(status: &str, reason: &str, seconds: i64) -> Condition {
+        Condition {
+            type_: "Available".into(),
+            status: status.into(),
+            reason: reason.into(),
+            message: String::new(),
+            observed_generation: Some(1),
+            last_transition_time: Time(Timestamp::from_second(seconds).unwrap()),
+        }
+    }
+
+    #[test]
+    fn new_conditions_are_applied() {
+        let desired = vec![condition("True", "Reconciled", 2)];
+        assert_eq!(conditions_to_apply(&[], desired.clone()), Some(desired));
+    }
+
+    #[test]
+    fn current_conditions_are_not_applied_again() {
+        let current = [condition("True", "Reconciled", 1)];
+        let desired = vec![condition("True", "Reconciled", 2)];
+        assert_eq!(conditions_to_apply(&current, desired), None);
+    }
+
+    #[test]
+    fn transition_time_changes_with_the_status_only() {
+        let current = [condition("True", "Reconciled", 1)];
+        let desired = vec![condition("True", "Upgraded", 2)];
+        let applied = conditions_to_apply(&current, desired).unwrap();
+        assert_eq!(applied, vec![condition("True", "Upgraded", 1)]);
+
+        let desired = vec![condition("False", "Failed", 2)];
+        let applied = conditions_to_apply(&current, desired.clone()).unwrap();
+        assert_eq!(applied, desired);
     }
 }

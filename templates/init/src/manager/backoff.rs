@@ -133,10 +133,7 @@ mod tests {
         let backoff = Backoff::default();
         let a = object("a");
         let delays: Vec<Duration> = (0..4).map(|_| backoff.on_error(&a)).collect();
-        assert_eq!(
-            delays,
-            [5, 10, 20, 40].map(Duration::from_millis).to_vec()
-        );
+        assert_eq!(delays, [5, 10, 20, 40].map(Duration::from_millis).to_vec());
         // 5 ms * 2^17 = 655 s, 5 ms * 2^18 = 1310 s > 1000 s.
         for _ in 4..17 {
             backoff.on_error(&a);

@@ -6,7 +6,9 @@
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 use clap::{ArgAction, Parser, ValueEnum};
 use tracing_subscriber::EnvFilter;
@@ -19,8 +21,7 @@ pub const DEFAULT_LEADER_ELECTION_ID: &str = "{{ leader_election_id }}";
 #[derive(Clone, Debug, Parser)]
 #[command(name = "manager", version, about = concat!("Runs the ", env!("CARGO_PKG_NAME"), " controllers."))]
 pub struct Flags {
-    /// The address the metrics endpoint binds to, e.g. `:8443`, or `0` to disable metrics.
-    /// Metrics are not served yet: any other value only logs a warning at startup.
+    /// The address the metrics endpoint (`/metrics`) binds to, e.g. `:8443`, or `0` to disable it.
     #[arg(long, value_name = "ADDRESS", default_value = "0")]
     pub metrics_bind_address: BindAddress,
 
@@ -28,9 +29,8 @@ pub struct Flags {
     #[arg(long, value_name = "ADDRESS", default_value = ":8081")]
     pub health_probe_bind_address: BindAddress,
 
-    /// Enable leader election, so that only one replica runs the controllers at a time.
-    /// Leader election is not implemented yet: when enabled, a warning is logged at startup and
-    /// this replica runs the controllers without a lease, so run a single replica.
+    /// Enable leader election, so that only one replica runs the controllers at a time: the
+    /// others wait as standbys (and report ready) until the leader's Lease is released or expires.
     #[arg(
         long,
         value_name = "BOOL",
@@ -47,8 +47,27 @@ pub struct Flags {
     #[arg(long, value_name = "NAME", default_value = DEFAULT_LEADER_ELECTION_ID)]
     pub leader_election_id: String,
 
-    /// Serve metrics over HTTPS with authentication and authorization (`--metrics-secure=false`
-    /// for plain HTTP). Takes effect together with metrics serving, which is not implemented yet.
+    /// The namespace of the leader election Lease. Defaults to the pod's namespace (from
+    /// POD_NAMESPACE or the service account); required with --leader-elect outside a cluster.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub leader_election_namespace: Option<String>,
+
+    /// How long standbys wait after the leader's last renewal before taking over (whole seconds).
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_go_duration)]
+    pub leader_election_lease_duration: Duration,
+
+    /// How long the leader retries renewing its Lease before it gives up leadership and exits.
+    /// Must be shorter than the lease duration.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_go_duration)]
+    pub leader_election_renew_deadline: Duration,
+
+    /// How often to try acquiring or renewing the Lease.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_go_duration)]
+    pub leader_election_retry_period: Duration,
+
+    /// Serve metrics over HTTPS, and only to callers whose bearer token may `get` `/metrics`
+    /// (checked with TokenReview and SubjectAccessReview); `--metrics-secure=false` serves plain
+    /// HTTP to anyone.
     #[arg(
         long,
         value_name = "BOOL",
@@ -61,8 +80,8 @@ pub struct Flags {
     )]
     pub metrics_secure: bool,
 
-    /// Allow HTTP/2 on the metrics server; off by default because of the HTTP/2 Stream Cancellation
-    /// and Rapid Reset CVEs. Takes effect together with metrics serving, which is not implemented yet.
+    /// Allow HTTP/2 on the metrics and webhook servers; off by default because of the HTTP/2
+    /// Stream Cancellation and Rapid Reset CVEs.
     #[arg(
         long,
         value_name = "BOOL",
@@ -74,6 +93,44 @@ pub struct Flags {
         action = ArgAction::Set
     )]
     pub enable_http2: bool,
+
+    /// The directory with the metrics server's certificate and key, e.g. a mounted cert-manager
+    /// Secret; the files are re-read when they change. Without it, a self-signed certificate is
+    /// generated at startup.
+    #[arg(long, value_name = "DIR")]
+    pub metrics_cert_path: Option<PathBuf>,
+
+    /// The certificate file in --metrics-cert-path.
+    #[arg(long, value_name = "FILE", default_value = "tls.crt")]
+    pub metrics_cert_name: String,
+
+    /// The private key file in --metrics-cert-path.
+    #[arg(long, value_name = "FILE", default_value = "tls.key")]
+    pub metrics_cert_key: String,
+
+    /// The port the webhook server listens on (when the project has webhooks; see
+    /// `operator-rs create webhook`).
+    #[arg(long, value_name = "PORT", default_value_t = 9443)]
+    pub webhook_port: u16,
+
+    /// The directory with the webhook server's certificate and key, e.g. the cert-manager Secret
+    /// that config/default mounts; the files are re-read when they change. Defaults to
+    /// `<temp dir>/k8s-webhook-server/serving-certs`, like controller-runtime.
+    #[arg(long, value_name = "DIR")]
+    pub webhook_cert_path: Option<PathBuf>,
+
+    /// The certificate file in --webhook-cert-path.
+    #[arg(long, value_name = "FILE", default_value = "tls.crt")]
+    pub webhook_cert_name: String,
+
+    /// The private key file in --webhook-cert-path.
+    #[arg(long, value_name = "FILE", default_value = "tls.key")]
+    pub webhook_cert_key: String,
+
+    /// How many objects each controller may reconcile at the same time (never the same object
+    /// twice at once).
+    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_concurrent_reconciles: u16,
 
     /// The log output format: human-readable `text`, or `json` with one object per line.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
@@ -185,6 +242,45 @@ fn parse_go_bool(input: &str) -> Result<bool, String> {
     }
 }
 
+/// Parses a duration the way Go's `time.ParseDuration` does (`15s`, `1m30s`, `500ms`, `1.5h`), so
+/// that values written for Go operators keep working. Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`,
+/// `h`; a bare `0` is zero. Negative durations are rejected: no flag here has a use for them.
+fn parse_go_duration(input: &str) -> Result<Duration, String> {
+    let invalid = || format!("invalid duration {input:?} (expected e.g. 15s, 1m30s or 500ms)");
+    if input == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let mut rest = input;
+    let mut total = Duration::ZERO;
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(invalid)?;
+        let (number, tail) = rest.split_at(number_len);
+        let value: f64 = number.parse().map_err(|_| invalid())?;
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_len);
+        let seconds_per_unit = match unit {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(invalid()),
+        };
+        let part = Duration::try_from_secs_f64(value * seconds_per_unit).map_err(|_| invalid())?;
+        total = total.checked_add(part).ok_or_else(invalid)?;
+        rest = tail;
+    }
+    Ok(total)
+}
+
 /// Checks a `--log-level` value is a valid `tracing` filter, so mistakes fail at startup with a
 /// usage message instead of silently logging nothing.
 fn parse_log_filter(input: &str) -> Result<String, String> {
@@ -225,6 +321,18 @@ mod tests {
     fn displays_addresses_as_they_parse() {
         assert_eq!(BindAddress::Disabled.to_string(), "0");
         assert_eq!(enabled("0.0.0.0:8081").to_string(), "0.0.0.0:8081");
+    }
+
+    #[test]
+    fn parses_go_style_durations() {
+        assert_eq!(parse_go_duration("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_go_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_go_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_go_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_go_duration("0"), Ok(Duration::ZERO));
+        for bad in ["", "15", "s", "-1s", "1x", "1..5s", "1s2"] {
+            assert!(parse_go_duration(bad).is_err(), "{bad} should be rejected");
+        }
     }
 
     #[test]

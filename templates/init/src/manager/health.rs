@@ -34,6 +34,10 @@ struct State {
     started: bool,
     /// Every registered controller by registration order, with whether it has synced.
     controllers: Vec<(String, bool)>,
+    /// Set while this replica waits for leadership: its controllers do not run, so their caches
+    /// cannot sync, yet the replica is healthy and ready to take over (controller-runtime also
+    /// reports non-leaders as ready, so that rolling updates can proceed).
+    standby: bool,
 }
 
 /// Why the operator is not ready (yet); the body of a failing `/readyz` response.
@@ -72,11 +76,21 @@ impl Readiness {
         self.lock().started = true;
     }
 
+    /// Marks this replica as a leader election standby (`true`): ready without synced caches, since
+    /// its controllers wait for leadership. The manager sets it back to `false` once it leads, and
+    /// from then on readiness waits for the caches again.
+    pub fn set_standby(&self, standby: bool) {
+        self.lock().standby = standby;
+    }
+
     /// `Ok(())` when the operator is ready, otherwise the reason it is not.
     pub fn check(&self) -> Result<(), NotReady> {
         let state = self.lock();
         if !state.started {
             return Err(NotReady::Starting);
+        }
+        if state.standby {
+            return Ok(());
         }
         let syncing: Vec<String> = state
             .controllers
@@ -197,6 +211,21 @@ mod tests {
         );
         first.mark_synced();
         assert_eq!(readiness.check(), Ok(()));
+    }
+
+    #[test]
+    fn standby_is_ready_without_synced_caches() {
+        let readiness = Readiness::default();
+        let _gate = readiness.register("captain");
+        readiness.set_standby(true);
+        assert_eq!(readiness.check(), Err(NotReady::Starting));
+        readiness.mark_started();
+        assert_eq!(readiness.check(), Ok(()));
+        readiness.set_standby(false);
+        assert_eq!(
+            readiness.check(),
+            Err(NotReady::Syncing(vec!["captain".into()]))
+        );
     }
 
     #[tokio::test]

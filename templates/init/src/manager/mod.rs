@@ -1,24 +1,38 @@
 {{ rust_header }}//! The manager: the process that runs the controllers, like controller-runtime's manager in Go.
 //!
-//! [`run`] connects to Kubernetes, serves the health probes, sets up every controller from
-//! [`crate::controller`] and runs them until SIGINT or SIGTERM, then shuts everything down
-//! gracefully. `src/main.rs` only parses the [`flags::Flags`], sets up [`logging`] and calls it.
+//! [`run`] connects to Kubernetes, serves the health probes and the metrics, waits for leadership
+//! when `--leader-elect` is set, runs every controller from [`crate::controller`] until SIGINT or
+//! SIGTERM, then shuts everything down gracefully and releases the leader Lease. `src/main.rs` only
+//! parses the [`flags::Flags`], sets up [`logging`] and calls it.
+//!
+//! Building blocks for controllers: [`metrics::ControllerMetrics`] (reconcile metrics),
+//! [`backoff::Backoff`] (per-object retry delays) and [`namespaces::WatchNamespaces`]
+//! (`WATCH_NAMESPACE`).
 
+pub mod backoff;
 pub mod flags;
 pub mod health;
+pub mod leader;
 pub mod logging;
+pub mod metrics;
+pub mod namespaces;
 pub mod shutdown;
 
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
 use kube::Client;
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::controller::Shared;
-use flags::{BindAddress, Flags};
+use flags::Flags;
 use health::Readiness;
+use leader::{LeaderElectionConfig, LeaderElectionError, LeaderElector};
+use metrics::Metrics;
+use metrics::server::{CertFiles, Options as MetricsOptions};
+use namespaces::WatchNamespaces;
 
 /// How long the controllers and servers get to finish their work after shutdown starts, like
 /// controller-runtime's default `GracefulShutdownTimeout`. Kubernetes kills the pod anyway after its
@@ -28,20 +42,35 @@ pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Runs the operator until it is asked to stop.
 ///
 /// Returns `Ok(())` after a graceful shutdown on SIGINT or SIGTERM. Returns an error when startup
-/// fails (no usable kubeconfig, probe port taken), when a controller or server fails or stops on its
-/// own, or when shutdown takes longer than [`GRACEFUL_SHUTDOWN_TIMEOUT`].
+/// fails (invalid `WATCH_NAMESPACE` or certificates, no usable kubeconfig, a port taken, no namespace
+/// for the leader Lease out of a cluster), when a controller or server fails or stops on its own,
+/// when leadership is lost (then without waiting for reconciles in flight, since another replica
+/// may already be reconciling), or when shutdown takes longer than [`GRACEFUL_SHUTDOWN_TIMEOUT`].
 pub async fn run(flags: Flags) -> anyhow::Result<()> {
-    warn_about_unimplemented_flags(&flags);
-
     // Everything stops when this token is cancelled: on a signal, or when any task fails.
     let shutdown = CancellationToken::new();
     shutdown::cancel_on_signal(shutdown.clone()).context("cannot install signal handlers")?;
+
+    // Configuration mistakes fail before anything connects or listens.
+    let watch_namespaces = WatchNamespaces::from_env()?;
+    let leader_election = flags
+        .leader_elect
+        .then(|| leader_election_config(&flags))
+        .transpose()?;
+    let metrics_options = metrics_options(&flags);
+    let tls = if flags.metrics_bind_address.socket_addr().is_some() {
+        metrics::server::tls_config(&metrics_options)
+            .context("cannot set up TLS for the metrics server")?
+    } else {
+        None
+    };
 
     let client = Client::try_default()
         .await
         .context("cannot create a Kubernetes client from the kubeconfig or in-cluster config")?;
 
     let readiness = Readiness::default();
+    let metrics = Metrics::new();
     let mut tasks: JoinSet<TaskResult> = JoinSet::new();
 
     if let Some(address) = flags.health_probe_bind_address.socket_addr() {
@@ -59,22 +88,127 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         });
     }
 
+    if let Some(address) = flags.metrics_bind_address.socket_addr() {
+        let listener = metrics::server::bind(address)
+            .await
+            .with_context(|| format!("cannot bind the metrics address {address}"))?;
+        let authorizer = metrics_options
+            .secure
+            .then(|| metrics::Authorizer::new(client.clone()));
+        let router = metrics::server::router(metrics.clone(), authorizer);
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        tracing::info!(%address, scheme, authorized = metrics_options.secure, "serving metrics on /metrics");
+        let shutdown = shutdown.clone();
+        tasks.spawn(async move {
+            let result =
+                metrics::server::serve(listener, router, metrics_options, tls, shutdown).await;
+            (
+                "metrics server".to_owned(),
+                result.map_err(anyhow::Error::from),
+            )
+        });
+    }
+
+    // Servers that `operator-rs create webhook` adds: they run on every replica, leader or not.
+    // +operator-rs:scaffold:manager-servers
+
     let shared = Shared {
-        client,
+        client: client.clone(),
         readiness: readiness.clone(),
         shutdown: shutdown.clone(),
+        metrics: metrics.clone(),
+        watch_namespaces: watch_namespaces.clone(),
+        max_concurrent_reconciles: flags.max_concurrent_reconciles,
     };
     let controllers = shared.controllers();
-    tracing::info!(count = controllers.len(), "starting controllers");
+    tracing::info!(
+        count = controllers.len(),
+        namespaces = %watch_namespaces,
+        max_concurrent_reconciles = flags.max_concurrent_reconciles,
+        "setting up controllers"
+    );
+
+    // Cancelled once this replica may run the controllers: at once without leader election.
+    let elected = CancellationToken::new();
+    // Every controller task holds a sender; the receiver sees the channel close once all of them
+    // have ended, which is when the leader may release its Lease.
+    let (running, mut all_stopped) = mpsc::channel::<()>(1);
+    match leader_election {
+        Some(config) => {
+            // Standbys are ready: they only wait for leadership (as in controller-runtime).
+            readiness.set_standby(true);
+            let elector = LeaderElector::new(client.clone(), config).with_events(client);
+            let on_elected = {
+                let (elected, readiness) = (elected.clone(), readiness.clone());
+                move || {
+                    tracing::info!("became the leader, starting controllers");
+                    readiness.set_standby(false);
+                    elected.cancel();
+                }
+            };
+            let stopped = async move {
+                all_stopped.recv().await;
+            };
+            let shutdown = shutdown.clone();
+            tasks.spawn(async move {
+                let result = leader::run(elector, shutdown, on_elected, stopped).await;
+                (
+                    "leader election".to_owned(),
+                    result.map_err(anyhow::Error::from),
+                )
+            });
+        }
+        None => elected.cancel(),
+    }
+
     for (index, controller) in controllers.into_iter().enumerate() {
         let name = format!("controller #{index} of Shared::controllers()");
-        tasks.spawn(async move { (name, controller.await) });
+        let (elected, shutdown, running) = (elected.clone(), shutdown.clone(), running.clone());
+        tasks.spawn(async move {
+            let _running = running;
+            // The controller future is lazy: nothing watches or reconciles before it is polled.
+            let result = tokio::select! {
+                () = shutdown.cancelled() => Ok(()),
+                () = elected.cancelled() => controller.await,
+            };
+            (name, result)
+        });
     }
+    drop(running);
     // Every controller has registered with `readiness` during setup; from now on `/readyz` only
     // waits for their caches.
     readiness.mark_started();
 
     supervise(tasks, &shutdown).await
+}
+
+/// The leader election settings from the flags, with the Lease in the pod's namespace unless
+/// `--leader-election-namespace` says otherwise.
+fn leader_election_config(flags: &Flags) -> Result<LeaderElectionConfig, LeaderElectionError> {
+    let namespace = match &flags.leader_election_namespace {
+        Some(namespace) => namespace.clone(),
+        None => leader::pod_namespace()?,
+    };
+    let config = LeaderElectionConfig {
+        lease_duration: flags.leader_election_lease_duration,
+        renew_deadline: flags.leader_election_renew_deadline,
+        retry_period: flags.leader_election_retry_period,
+        ..LeaderElectionConfig::new(&flags.leader_election_id, namespace, leader::identity())
+    };
+    config.validate()?;
+    Ok(config)
+}
+
+/// The metrics server settings from the flags.
+fn metrics_options(flags: &Flags) -> MetricsOptions {
+    MetricsOptions {
+        secure: flags.metrics_secure,
+        enable_http2: flags.enable_http2,
+        cert_files: flags
+            .metrics_cert_path
+            .as_deref()
+            .map(|dir| CertFiles::new(dir, &flags.metrics_cert_name, &flags.metrics_cert_key)),
+    }
 }
 
 /// What each task of the manager returns: its name for messages, and how it ended.
@@ -113,6 +247,19 @@ async fn supervise(
             // The task panicked (the panic message is already logged) or was aborted.
             Err(join_error) => ("a task".to_owned(), Err(anyhow!(join_error))),
         };
+        if let Err(error) = &result
+            && error
+                .downcast_ref::<LeaderElectionError>()
+                .is_some_and(LeaderElectionError::is_lost)
+        {
+            // Another replica may be reconciling already: stop at once, like controller-runtime
+            // (which skips the graceful shutdown when leadership is lost), and exit with an error so
+            // that Kubernetes restarts this pod as a standby.
+            tracing::error!("{error:#}; stopping at once");
+            shutdown.cancel();
+            tasks.abort_all();
+            return result.map_err(|error| error.context(format!("{task} failed")));
+        }
         let failure = match result {
             Err(error) => Some(error.context(format!("{task} failed"))),
             Ok(()) if !shutdown.is_cancelled() => Some(anyhow!("{task} stopped unexpectedly")),
@@ -138,23 +285,4 @@ async fn supervise(
 async fn shutdown_deadline(shutdown: &CancellationToken) {
     shutdown.cancelled().await;
     tokio::time::sleep(GRACEFUL_SHUTDOWN_TIMEOUT).await;
-}
-
-/// Says loudly which flags are accepted (so existing deployment patches keep working) but do
-/// not do anything yet.
-fn warn_about_unimplemented_flags(flags: &Flags) {
-    if let BindAddress::Enabled(address) = flags.metrics_bind_address {
-        tracing::warn!(
-            %address,
-            "--metrics-bind-address is set, but this manager does not serve metrics yet; \
-             --metrics-bind-address, --metrics-secure and --enable-http2 have no effect"
-        );
-    }
-    if flags.leader_elect {
-        tracing::warn!(
-            lease = %flags.leader_election_id,
-            "--leader-elect is set, but this manager does not implement leader election yet; \
-             every replica runs the controllers, so run a single replica"
-        );
-    }
 }

@@ -99,7 +99,11 @@ impl FromStr for WatchNamespaces {
     /// (`"ns1,"`), duplicates are dropped, and a value with no names at all means every namespace.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         let mut namespaces: Vec<String> = Vec::new();
-        for name in value.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+        for name in value
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+        {
             if !is_dns1123_label(name) {
                 return Err(NamespaceError::InvalidName {
                     value: value.to_owned(),

@@ -1,0 +1,179 @@
+//! Pieces shared by the commands that scaffold into an existing project (`create api`,
+//! `create webhook`): template tables, insertion tables and the helpers that apply them.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context as _, Result};
+use tera::Context;
+
+use crate::builtin::{self, BuiltinKind};
+use crate::context::BOILERPLATE_FILE;
+use crate::names::{Group, InvalidInput, Kind, Version};
+use crate::scaffold::{IfExists, Plan, templates};
+
+/// Which projects a row applies to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    Any,
+    MultiGroupOnly,
+}
+
+/// A template (path under `templates/`, itself a tera expression for the output path).
+pub(crate) struct TemplateRow {
+    pub(crate) template: &'static str,
+    pub(crate) if_exists: IfExists,
+    pub(crate) layout: Layout,
+}
+
+pub(crate) const fn kind_file(template: &'static str) -> TemplateRow {
+    TemplateRow {
+        template,
+        if_exists: IfExists::Error,
+        layout: Layout::Any,
+    }
+}
+pub(crate) const fn shared_file(template: &'static str) -> TemplateRow {
+    TemplateRow {
+        template,
+        if_exists: IfExists::Skip,
+        layout: Layout::Any,
+    }
+}
+pub(crate) const fn group_file(template: &'static str) -> TemplateRow {
+    TemplateRow {
+        template,
+        if_exists: IfExists::Skip,
+        layout: Layout::MultiGroupOnly,
+    }
+}
+
+/// Code added above a scaffold marker. File, marker and fragment are tera expressions.
+pub(crate) struct InsertRow {
+    pub(crate) file: &'static str,
+    pub(crate) marker: &'static str,
+    pub(crate) fragment: &'static str,
+    pub(crate) layout: Layout,
+}
+
+pub(crate) const fn insert(
+    file: &'static str,
+    marker: &'static str,
+    fragment: &'static str,
+) -> InsertRow {
+    InsertRow {
+        file,
+        marker,
+        fragment,
+        layout: Layout::Any,
+    }
+}
+pub(crate) const fn insert_multigroup(
+    file: &'static str,
+    marker: &'static str,
+    fragment: &'static str,
+) -> InsertRow {
+    InsertRow {
+        file,
+        marker,
+        fragment,
+        layout: Layout::MultiGroupOnly,
+    }
+}
+
+pub(crate) fn qualified(group: &Group, domain: &str) -> String {
+    format!("{}.{domain}", group.as_str())
+}
+
+/// `--resource=false` on a built-in group: the kind has to exist in Kubernetes.
+pub(crate) fn find_builtin(
+    group: &Group,
+    version: &Version,
+    kind: &Kind,
+) -> Result<Option<BuiltinKind>> {
+    if !builtin::is_builtin_group(group.as_str()) {
+        return Ok(None);
+    }
+    match builtin::find(group.as_str(), version.as_str(), kind.as_str()) {
+        Some(b) => Ok(Some(b)),
+        None => Err(InvalidInput::new(
+            "--kind",
+            kind.as_str(),
+            format!(
+                "is not a built-in kind of {}/{}; known: {}",
+                group.as_str(),
+                version.as_str(),
+                builtin::kinds_of(group.as_str()).join(", ")
+            ),
+        )
+        .into()),
+    }
+}
+
+pub(crate) fn read_boilerplate(dir: &Path) -> Result<String> {
+    match std::fs::read_to_string(dir.join(BOILERPLATE_FILE)) {
+        Ok(text) => Ok(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(err) => Err(err).with_context(|| format!("reading {BOILERPLATE_FILE}")),
+    }
+}
+
+pub(crate) fn render_rows(
+    plan: &mut Plan,
+    rows: &[TemplateRow],
+    ctx: &Context,
+    multigroup: bool,
+) -> Result<()> {
+    for row in rows
+        .iter()
+        .filter(|row| row.layout == Layout::Any || multigroup)
+    {
+        // `api/src/api/…` → `src/api/…`: the first segment names the template set.
+        let output = row
+            .template
+            .split_once('/')
+            .map_or(row.template, |(_, rest)| rest);
+        let path = templates::render_str(output, ctx)?;
+        let mut contents = templates::render(row.template, ctx)?;
+        if path.ends_with(".rs") {
+            // Long kind or group names can change rustfmt's layout; format like `cargo fmt`.
+            contents = crate::scaffold::rustfmt::format(&contents);
+        }
+        plan.create(&path, contents, row.if_exists)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn apply_inserts(
+    plan: &mut Plan,
+    rows: &[InsertRow],
+    ctx: &Context,
+    multigroup: bool,
+) -> Result<()> {
+    for row in rows
+        .iter()
+        .filter(|row| row.layout == Layout::Any || multigroup)
+    {
+        let file = templates::render_str(row.file, ctx)?;
+        let fragment = templates::render_str(row.fragment, ctx)?;
+        plan.insert(&file, row.marker, &fragment)?;
+    }
+    Ok(())
+}
+
+/// kubebuilder's `--make`: bring the manifests in line right away. A failure is not fatal (the
+/// scaffold is complete); it says how to retry.
+pub(crate) fn run_make_manifests(dir: &Path) {
+    println!("$ make manifests");
+    match Command::new("make")
+        .arg("manifests")
+        .current_dir(dir)
+        .status()
+    {
+        Ok(status) if status.success() => {}
+        Ok(status) => {
+            eprintln!("warning: `make manifests` failed ({status}); fix the error and run it again")
+        }
+        Err(err) => eprintln!("warning: could not run `make manifests` ({err}); run it yourself"),
+    }
+}

@@ -1,0 +1,187 @@
+{{ rust_header }}//! The validating webhook of {{ kind }}: accepts or refuses the creation, update and deletion of
+//! {{ kind }}s, after the defaulting webhooks ran and the API server checked the schema.
+//!
+//! Prefer the schema for the rules it can express (required fields, ranges, patterns, and CEL
+//! rules with `#[x_kube(validation = ...)]`, immutable fields included): the API server checks
+//! those without calling the operator. This webhook is for what the schema cannot express.
+{%- if core %}
+//!
+//! This webhook sees every {{ kind }} of the cluster{% if kind == "Pod" %}, the operator's own Pods included: while the
+//! operator is down, `failurePolicy: Fail` blocks the creation of every Pod, its own too{% endif %}. See
+//! <https://book.kubebuilder.io/reference/webhook-bootstrap-problem> before deploying it.
+{%- endif %}
+
+{% if core %}use {{ rust_type }};
+{% endif %}use kube::core::admission::{AdmissionRequest, Operation};
+
+{% if not core %}use {{ rust_type }};
+{% endif %}use crate::webhook::{Denial, FailurePolicy, Registration, Validator, Warnings, Webhook};
+
+/// How the API server calls this webhook: `make manifests` writes it to
+/// `config/webhook/manifests.yaml`. Add `Operation::Delete` to have deletions checked by
+/// [`{{ kind }}Validator::validate_delete`].
+pub const REGISTRATION: Registration = Registration {
+    name: "v{{ kind_lower }}-{{ version }}.kb.io",
+    path: "{{ validation_path }}",
+    operations: &[Operation::Create, Operation::Update],
+    failure_policy: FailurePolicy::Fail,
+};
+
+/// The validating webhook of {{ kind }}.
+pub fn webhook() -> Webhook {
+    Webhook::validating(REGISTRATION, {{ kind }}Validator)
+}
+
+/// Accepts or refuses {{ kind }}s. Give it fields for what it needs, e.g. values from the flags.
+#[derive(Clone, Debug, Default)]
+pub struct {{ kind }}Validator;
+
+impl Validator<{{ kind }}> for {{ kind }}Validator {
+    fn validate_create(
+        &self,
+        {{ kind_snake }}: &{{ kind }},
+        _request: &AdmissionRequest<{{ kind }}>,
+    ) -> Result<Warnings, Denial> {
+        // TODO(user): fill in your validation logic for creations. Return
+        // `Err(Denial::new("spec.field: why"))` to refuse, warnings to allow with a message.
+{%- if core %}
+        tracing::debug!(name = ?{{ kind_snake }}.metadata.name, "validating a creation");
+        Ok(Warnings::new())
+{%- else %}
+        let mut warnings = Warnings::new();
+        if {{ kind_snake }}.spec.foo.is_none() {
+            warnings.push("spec.foo is not set".to_owned());
+        }
+        Ok(warnings)
+{%- endif %}
+    }
+
+    fn validate_update(
+        &self,
+        {% if core %}_old{% else %}old{% endif %}: &{{ kind }},
+        new: &{{ kind }},
+        _request: &AdmissionRequest<{{ kind }}>,
+    ) -> Result<Warnings, Denial> {
+        // TODO(user): fill in your validation logic for updates.
+{%- if core %}
+        tracing::debug!(name = ?new.metadata.name, "validating an update");
+{%- else %}
+        // An example: `spec.foo` cannot change once set.
+        if old.spec.foo.is_some() && new.spec.foo != old.spec.foo {
+            return Err(Denial::new("spec.foo: cannot be changed once set"));
+        }
+{%- endif %}
+        Ok(Warnings::new())
+    }
+
+    fn validate_delete(
+        &self,
+        {{ kind_snake }}: &{{ kind }},
+        _request: &AdmissionRequest<{{ kind }}>,
+    ) -> Result<Warnings, Denial> {
+        // TODO(user): fill in your validation logic for deletions, and add `Operation::Delete`
+        // to REGISTRATION: until then the API server does not ask.
+        tracing::debug!(name = ?{{ kind_snake }}.metadata.name, "validating a deletion");
+        Ok(Warnings::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+{%- if core %}
+    use kube::api::ObjectMeta;
+{%- endif %}
+    use serde_json::json;
+
+    use super::*;
+    use crate::webhook::admission::testing::{UID, admit, review};
+
+    /// A {{ kind }} as a user might create it.
+    fn sample() -> {{ kind }} {
+{%- if core %}
+        {{ kind }} {
+            metadata: ObjectMeta {
+                name: Some("sample".to_owned()),
+{%- if api_namespaced %}
+                namespace: Some("default".to_owned()),
+{%- endif %}
+                ..ObjectMeta::default()
+            },
+            ..{{ kind }}::default()
+        }
+{%- else %}
+        let mut object = {{ kind }}::new("sample", Default::default());
+        object.spec.foo = Some("bar".to_owned());
+        object
+{%- endif %}
+    }
+{%- if core %}
+
+    // TODO(user): once the validator refuses something, test it: `response.allowed` is false
+    // and `response.result.message` holds the reason.
+    #[test]
+    fn allows_objects() {
+        let object = sample();
+        for request in [
+            review(Operation::Create, Some(&object), None),
+            review(Operation::Update, Some(&object), Some(&object)),
+            review(Operation::Delete, None, Some(&object)),
+        ] {
+            let response = admit(&webhook(), &request);
+            assert!(response.allowed, "{:?}", response.result);
+            assert_eq!(response.uid, UID);
+            assert_eq!(response.warnings, None);
+        }
+    }
+{%- else %}
+
+    #[test]
+    fn allows_valid_objects() {
+        let object = sample();
+        for request in [
+            review(Operation::Create, Some(&object), None),
+            review(Operation::Update, Some(&object), Some(&object)),
+            review(Operation::Delete, None, Some(&object)),
+        ] {
+            let response = admit(&webhook(), &request);
+            assert!(response.allowed, "{:?}", response.result);
+            assert_eq!(response.uid, UID);
+            assert_eq!(response.warnings, None);
+        }
+    }
+
+    #[test]
+    fn warns_when_foo_is_not_set() {
+        let mut object = sample();
+        object.spec.foo = None;
+        let request = review(Operation::Create, Some(&object), None);
+        let response = admit(&webhook(), &request);
+        assert!(response.allowed, "{:?}", response.result);
+        let warnings = response.warnings.unwrap_or_default();
+        assert_eq!(warnings, ["spec.foo is not set"]);
+    }
+
+    #[test]
+    fn refuses_to_change_foo() {
+        let old = sample();
+        let mut new = old.clone();
+        new.spec.foo = Some("changed".to_owned());
+        let request = review(Operation::Update, Some(&new), Some(&old));
+        let response = admit(&webhook(), &request);
+        assert!(!response.allowed);
+        assert_eq!(response.uid, UID);
+        let reason = response.result.message;
+        assert_eq!(reason, "spec.foo: cannot be changed once set");
+    }
+{%- endif %}
+
+    #[test]
+    fn refuses_malformed_requests() {
+        let mut request = review(Operation::Create, Some(&sample()), None);
+        request["request"]["object"]["metadata"] = json!("not an object");
+        let response = admit(&webhook(), &request);
+        assert!(!response.allowed);
+        assert_eq!(response.uid, UID);
+        assert_eq!(response.result.code, 400);
+    }
+}

@@ -1,0 +1,474 @@
+//! `operator-rs create webhook`: the acceptance sequence with a snapshot of the resulting
+//! tree, refusals, extending a kind's webhooks, idempotency and multigroup layout.
+
+mod support;
+
+use std::path::Path;
+
+use support::{assert_refused, folder, operator_rs, tree};
+
+fn run(dir: &Path, args: &[&str]) -> String {
+    let out = operator_rs(dir).args(args).output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `operator-rs <args> --make=false` (a `create api` or `create webhook` line).
+fn create(dir: &Path, args: &str) -> String {
+    let mut argv: Vec<&str> = args.split_whitespace().collect();
+    argv.push("--make=false");
+    run(dir, &argv)
+}
+
+/// The acceptance sequence, after `init --domain example.com` in folder crew-operator.
+pub const WEBHOOKS_SEQUENCE: &[&str] = &[
+    "create api --group crew --version v1 --kind Captain",
+    "create webhook --group crew --version v1 --kind Captain --defaulting",
+    "create webhook --group crew --version v1 --kind Captain --programmatic-validation",
+    "create api --group crew --version v1 --kind FirstMate",
+    "create api --group crew --version v2 --kind FirstMate --controller=false",
+    "create webhook --group crew --version v1 --kind FirstMate --conversion --spoke v2",
+    "create api --group crew --version v1 --kind Sailor",
+    "create webhook --group crew --version v1 --kind Sailor --defaulting --defaulting-path=/custom-mutate-sailor",
+    "create webhook --group crew --version v1 --kind Sailor --programmatic-validation --validation-path=/custom-validate-sailor",
+    "create api --group crew --version v1 --kind Admiral --plural admirales --namespaced=false",
+    "create webhook --group crew --version v1 --kind Admiral --plural admirales --defaulting",
+    "create webhook --group core --version v1 --kind Pod --defaulting",
+    "create webhook --group apps --version v1 --kind Deployment --defaulting --programmatic-validation",
+];
+
+fn scaffold(
+    name: &str,
+    init: &[&str],
+    sequence: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, dir) = folder(name);
+    let mut argv = vec!["init", "--domain", "example.com"];
+    argv.extend(init);
+    run(&dir, &argv);
+    for args in sequence {
+        create(&dir, args);
+    }
+    (tmp, dir)
+}
+
+fn read(dir: &Path, path: &str) -> String {
+    std::fs::read_to_string(dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn snapshot_tree(scenario: &str, dir: &Path) {
+    let files = tree(dir);
+    let listing: Vec<&str> = files.keys().map(String::as_str).collect();
+    insta::assert_snapshot!(format!("{scenario}__files"), listing.join("\n"));
+    let mut names = vec![format!("{scenario}__files")];
+    for (path, bytes) in &files {
+        let name = format!("{scenario}__{}", path.replace('/', "__"));
+        insta::assert_snapshot!(name.clone(), String::from_utf8_lossy(bytes));
+        names.push(name);
+    }
+    support::assert_no_stale_snapshots("create_webhook", scenario, &names);
+}
+
+#[test]
+fn webhooks_sequence() {
+    let (_tmp, dir) = scaffold("crew-operator", &[], WEBHOOKS_SEQUENCE);
+    snapshot_tree("webhooks", &dir);
+
+    let project = read(&dir, "PROJECT");
+    for expected in [
+        "  kind: Captain\n  path: crate::api::v1\n  version: v1\n  webhooks:\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n",
+        "  webhooks:\n    conversion: true\n    spoke:\n    - v2\n    webhookVersion: v1\n",
+        "    defaultingPath: /custom-mutate-sailor\n",
+        "    validationPath: /custom-validate-sailor\n",
+        "- core: true\n  group: core\n  kind: Pod\n  path: k8s_openapi::api::core::v1\n  version: v1\n  webhooks:\n    defaulting: true\n    webhookVersion: v1\n",
+        "- core: true\n  group: apps\n  kind: Deployment\n",
+    ] {
+        assert!(project.contains(expected), "{expected:?} not in\n{project}");
+    }
+    let default = read(&dir, "config/default/kustomization.yaml");
+    for active in [
+        "\n- ../crd\n",
+        "\n- ../webhook\n",
+        "\n- ../certmanager\n",
+        "\n- path: manager_webhook_patch.yaml\n",
+        "\nreplacements:\n",
+        "\n         kind: MutatingWebhookConfiguration\n",
+        "\n         kind: ValidatingWebhookConfiguration\n",
+        "\n         name: firstmates.crew.example.com\n",
+    ] {
+        assert!(
+            default.contains(active),
+            "{active:?} not active in\n{default}"
+        );
+    }
+    let crd = read(&dir, "config/crd/kustomization.yaml");
+    assert!(
+        crd.contains("\npatches:\n")
+            && crd.contains("- path: patches/webhook_in_firstmates.yaml\n"),
+        "{crd}"
+    );
+    assert!(
+        crd.contains("\nconfigurations:\n- kustomizeconfig.yaml\n"),
+        "{crd}"
+    );
+    let root = read(&dir, "src/webhook/mod.rs");
+    for line in [
+        "v1::captain::webhooks(),",
+        "v1::first_mate::webhooks(),",
+        "v1::sailor::webhooks(),",
+        "v1::admiral::webhooks(),",
+        "v1::pod::webhooks(),",
+        "v1::deployment::webhooks(),",
+    ] {
+        assert_eq!(root.matches(line).count(), 1, "{line} in\n{root}");
+    }
+}
+
+#[test]
+fn builtin_kinds_print_the_bootstrap_warning() {
+    let (_tmp, dir) = scaffold("crew-operator", &[], &[]);
+    let stderr = create(
+        &dir,
+        "create webhook --group core --version v1 --kind Pod --defaulting",
+    );
+    assert!(
+        stderr.contains("https://book.kubebuilder.io/reference/webhook-bootstrap-problem"),
+        "{stderr}"
+    );
+    let stderr = create(
+        &dir,
+        "create webhook --group core --version v1 --kind Pod --programmatic-validation",
+    );
+    assert!(stderr.contains("bootstrap problem"), "{stderr}");
+    let project = read(&dir, "PROJECT");
+    assert_eq!(project.matches("kind: Pod").count(), 1, "{project}");
+    assert!(project.contains("- core: true\n"), "{project}");
+}
+
+#[test]
+fn adding_validation_keeps_the_defaulting_webhook_byte_for_byte() {
+    let (_tmp, dir) = scaffold("crew-operator", &[], &WEBHOOKS_SEQUENCE[..2]);
+    let file = "src/webhook/v1/captain/defaulting.rs";
+    let mut edited = read(&dir, file);
+    edited.push_str("// my own code\n");
+    std::fs::write(dir.join(file), &edited).unwrap();
+    create(&dir, WEBHOOKS_SEQUENCE[2]);
+    assert_eq!(read(&dir, file), edited);
+    let kind_mod = read(&dir, "src/webhook/v1/captain/mod.rs");
+    assert!(
+        kind_mod.contains("pub mod defaulting;\npub mod validation;\n"),
+        "{kind_mod}"
+    );
+    assert!(
+        kind_mod.contains(
+            "        defaulting::webhook(),\n        validation::webhook(),\n        // +operator-rs"
+        ),
+        "{kind_mod}"
+    );
+}
+
+#[test]
+fn force_never_duplicates_inserted_code_and_is_stable() {
+    let sequence = &WEBHOOKS_SEQUENCE[..9];
+    let (_tmp, dir) = scaffold("crew-operator", &[], sequence);
+    let once = tree(&dir);
+    for command in [
+        "create webhook --group crew --version v1 --kind Captain --defaulting --programmatic-validation --force",
+        "create webhook --group crew --version v1 --kind FirstMate --conversion --spoke v2 --force",
+        // The custom paths are kept.
+        "create webhook --group crew --version v1 --kind Sailor --defaulting --programmatic-validation --force",
+    ] {
+        create(&dir, command);
+        create(&dir, command);
+    }
+    let twice = tree(&dir);
+    let changed: Vec<&String> = twice
+        .iter()
+        .filter(|(path, bytes)| once.get(*path) != Some(bytes))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(changed.is_empty(), "--force changed {changed:?}");
+    assert_eq!(once.len(), twice.len());
+    let manager = read(&dir, "src/manager/mod.rs");
+    assert_eq!(manager.matches("crate::webhook::start(").count(), 1);
+    let conversion = read(&dir, "src/webhook/v1/first_mate/conversion.rs");
+    assert_eq!(conversion.matches("Spoke::new::<").count(), 1);
+}
+
+#[test]
+fn a_spoke_can_be_added_later_with_force() {
+    let (_tmp, dir) = scaffold("crew-operator", &[], &WEBHOOKS_SEQUENCE[3..6]);
+    create(
+        &dir,
+        "create api --group crew --version v3 --kind FirstMate --controller=false",
+    );
+    create(
+        &dir,
+        "create webhook --group crew --version v1 --kind FirstMate --conversion --spoke v3 --force",
+    );
+    let conversion = read(&dir, "src/webhook/v1/first_mate/conversion.rs");
+    assert!(
+        conversion.contains(
+            "Spoke::new::<crate::api::v2::FirstMate>(),\n        Spoke::new::<crate::api::v3::FirstMate>(),"
+        ),
+        "{conversion}"
+    );
+    assert!(
+        dir.join("src/webhook/v1/first_mate/conversion_v3.rs")
+            .exists()
+    );
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains("    spoke:\n    - v2\n    - v3\n"),
+        "{project}"
+    );
+}
+
+#[test]
+fn conversion_makes_the_hub_the_storage_version() {
+    let (_tmp, dir) = scaffold(
+        "crew-operator",
+        &[],
+        &[
+            "create api --group crew --version v1 --kind FirstMate",
+            "create api --group crew --version v2 --kind FirstMate --controller=false",
+            "create webhook --group crew --version v2 --kind FirstMate --conversion --spoke v1",
+        ],
+    );
+    let v1 = read(&dir, "src/api/v1/first_mate.rs");
+    let v2 = read(&dir, "src/api/v2/first_mate.rs");
+    assert!(v1.contains("    storage = false,\n"), "{v1}");
+    assert!(!v2.contains("storage = false"), "{v2}");
+    assert!(
+        v1.contains("    status = \"FirstMateStatus\",\n    // Another version of FirstMate is the storage version"),
+        "{v1}"
+    );
+}
+
+#[test]
+fn multigroup_conversion_patches_are_named_by_group() {
+    let (_tmp, dir) = scaffold(
+        "fleet",
+        &["--multigroup"],
+        &[
+            "create api --group sea-creatures --version v1beta1 --kind Kraken",
+            "create api --group sea-creatures --version v1 --kind Kraken --controller=false",
+            "create webhook --group sea-creatures --version v1beta1 --kind Kraken --conversion --spoke v1",
+            "create webhook --group apps --version v1 --kind Deployment --defaulting",
+        ],
+    );
+    assert!(
+        dir.join("config/crd/patches/webhook_in_sea-creatures_krakens.yaml")
+            .exists()
+    );
+    let crd = read(&dir, "config/crd/kustomization.yaml");
+    assert!(
+        crd.contains("- path: patches/webhook_in_sea-creatures_krakens.yaml\n"),
+        "{crd}"
+    );
+    for file in [
+        "src/webhook/sea_creatures/mod.rs",
+        "src/webhook/sea_creatures/v1beta1/kraken/conversion.rs",
+        "src/webhook/sea_creatures/v1beta1/kraken/conversion_v1.rs",
+        "src/webhook/apps/v1/deployment/defaulting.rs",
+    ] {
+        assert!(dir.join(file).exists(), "{file}");
+    }
+    let root = read(&dir, "src/webhook/mod.rs");
+    assert!(
+        root.contains("pub mod apps;\npub mod sea_creatures;\n"),
+        "{root}"
+    );
+    let conversion = read(
+        &dir,
+        "src/webhook/sea_creatures/v1beta1/kraken/conversion.rs",
+    );
+    assert!(
+        conversion.contains("Spoke::new::<crate::api::sea_creatures::v1::Kraken>(),"),
+        "{conversion}"
+    );
+}
+
+#[test]
+fn dry_run_writes_nothing() {
+    let (_tmp, dir) = scaffold("crew-operator", &[], &WEBHOOKS_SEQUENCE[..1]);
+    let before = tree(&dir);
+    let out = operator_rs(&dir)
+        .args([
+            "create",
+            "webhook",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "Captain",
+            "--defaulting",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("create    src/webhook/v1/captain/defaulting.rs"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("update    src/lib.rs"), "{stdout}");
+    assert!(before == tree(&dir));
+}
+
+fn webhook(args: &str) -> Vec<&str> {
+    let mut argv = vec!["create", "webhook"];
+    argv.extend(args.split_whitespace());
+    argv.push("--make=false");
+    argv
+}
+
+#[test]
+fn refusals_leave_the_tree_unchanged() {
+    let (_tmp, empty) = folder("empty");
+    std::fs::write(empty.join("notes.txt"), "mine").unwrap();
+    assert_refused(
+        &empty,
+        &webhook("--group crew --version v1 --kind Captain --defaulting"),
+        &["PROJECT", "must be initialized"],
+    );
+
+    let (_tmp2, dir) = scaffold(
+        "crew-operator",
+        &[],
+        &[
+            "create api --group crew --version v1 --kind Captain",
+            "create webhook --group crew --version v1 --kind Captain --defaulting --programmatic-validation",
+            "create api --group crew --version v1 --kind FirstMate",
+            "create api --group crew --version v2 --kind FirstMate --controller=false",
+            "create webhook --group crew --version v1 --kind FirstMate --conversion --spoke v2",
+            "create webhook --group core --version v1 --kind Pod --defaulting",
+        ],
+    );
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "--group crew --version v1 --kind Captain",
+            &[
+                "operator-rs create webhook requires at least one of --defaulting, --programmatic-validation and --conversion to be true",
+            ],
+        ),
+        (
+            "--group crew --version v1 --kind Bosun --defaulting",
+            &["no API found for crew.example.com/v1, Kind Bosun: run 'create api' first"],
+        ),
+        (
+            "--group crew --version v3 --kind Captain --programmatic-validation",
+            &["no API found for crew.example.com/v3, Kind Captain"],
+        ),
+        (
+            "--group apps --version v1 --kind Deploymnet --defaulting",
+            &["--kind", "Deploymnet", "StatefulSet"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --defaulting",
+            &[
+                "defaulting webhook already exists for this resource",
+                "--force",
+            ],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --programmatic-validation",
+            &["validation webhook already exists for this resource"],
+        ),
+        (
+            "--group crew --version v1 --kind FirstMate --conversion --spoke v2",
+            &["conversion webhook already exists for this resource"],
+        ),
+        (
+            "--group core --version v1 --kind Pod --defaulting",
+            &["defaulting webhook already exists for this resource"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --conversion --spoke v7",
+            &["invalid spoke version \"v7\""],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --conversion --spoke V2",
+            &["invalid spoke version \"V2\""],
+        ),
+        (
+            "--group crew --version v2 --kind FirstMate --conversion --spoke v2",
+            &["invalid spoke version \"v2\"", "hub"],
+        ),
+        (
+            "--group crew --version v1 --kind FirstMate --conversion --spoke v2,v2 --force",
+            &["duplicate spoke version: v2"],
+        ),
+        (
+            "--group crew --version v1 --kind FirstMate --conversion --spoke v2 --spoke v2 --force",
+            &["duplicate spoke version: v2"],
+        ),
+        (
+            "--group crew --version v2 --kind FirstMate --conversion --spoke v1",
+            &["already has a conversion webhook", "hub version v1"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --conversion=false --spoke v2 --defaulting --force",
+            &["--spoke can only be used with --conversion"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --programmatic-validation --defaulting-path=/x --force",
+            &["--defaulting-path can only be used with --defaulting"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --defaulting --validation-path=/x --force",
+            &["--validation-path can only be used with --programmatic-validation"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --defaulting --defaulting-path=mutate --force",
+            &["--defaulting-path", "\"mutate\"", "absolute URL path"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --defaulting --programmatic-validation --defaulting-path=/same --validation-path=/same --force",
+            &["--validation-path", "\"/same\"", "path of its own"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --defaulting --defaulting-path=/convert --force",
+            &["--defaulting-path", "conversion"],
+        ),
+        (
+            "--group core --version v1 --kind Pod --conversion",
+            &["--conversion", "built-in kind"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --defaulting --plural captainz --force",
+            &["--plural", "\"captainz\"", "captains"],
+        ),
+        (
+            "--group crew --version v1 --kind Captain --defaulting=maybe",
+            &["--defaulting", "maybe"],
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_refused(&dir, &webhook(args), expected);
+    }
+}
+
+#[test]
+fn a_deleted_marker_is_reported_and_nothing_changes() {
+    let (_tmp, dir) = scaffold("crew-operator", &[], &WEBHOOKS_SEQUENCE[..1]);
+    let path = dir.join("src/lib.rs");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("// +operator-rs:scaffold:lib-modules", ""),
+    )
+    .unwrap();
+    assert_refused(
+        &dir,
+        &webhook("--group crew --version v1 --kind Captain --defaulting"),
+        &["src/lib.rs", "+operator-rs:scaffold:lib-modules"],
+    );
+}
