@@ -8,13 +8,7 @@ use std::path::Path;
 use support::{assert_refused, folder, operator_rs, tree};
 
 fn run(dir: &Path, args: &[&str]) {
-    let out = operator_rs(dir).args(args).output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::run_ok(dir, args);
 }
 
 fn create_api(dir: &Path, args: &str) {

@@ -7,16 +7,7 @@ use std::path::Path;
 
 use support::{assert_refused, folder, operator_rs, tree};
 
-fn run(dir: &Path, args: &[&str]) -> String {
-    let out = operator_rs(dir).args(args).output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use support::run_ok as run;
 
 /// Runs `operator-rs <args> --make=false` (a `create api` or `create webhook` line).
 fn create(dir: &Path, args: &str) -> String {

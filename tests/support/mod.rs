@@ -114,3 +114,16 @@ pub fn assert_no_stale_snapshots(test_file: &str, scenario: &str, names: &[Strin
         "stale snapshots in tests/snapshots for {scenario}: {stale:?}; delete them"
     );
 }
+
+/// Runs operator-rs in `dir` and fails the test unless it succeeds; returns its stderr (where
+/// warnings go).
+pub fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = operator_rs(dir).args(args).output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
