@@ -77,7 +77,12 @@ pub enum CreateCommand {
   operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller
 
   # Re-render the kind's own files (never duplicates code inserted at markers)
-  operator-rs create api --group crew --version v1 --kind Captain --force")]
+  operator-rs create api --group crew --version v1 --kind Captain --force
+
+  # deploy-image: a Memcached kind whose controller runs memcached in a Deployment of spec.size pods
+  operator-rs create api --group cache --version v1alpha1 --kind Memcached \\
+      --image=memcached:1.6.26-alpine3.19 --image-container-command=\"memcached,--memory-limit=64,-o,modern,-v\" \\
+      --image-container-port=11211 --run-as-user=1001 --plugins=deploy-image/v1-alpha")]
     Api(CreateApiArgs),
 
     /// Add defaulting, validating and/or conversion webhooks for a kind.
@@ -193,6 +198,56 @@ pub struct CreateApiArgs {
     /// Run `make manifests` afterwards to write the CRD and RBAC manifests.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
     pub make: bool,
+
+    /// Plugins to run (comma-separated): `deploy-image/v1-alpha` writes a controller that runs
+    /// --image in a Deployment. Implied by --image.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "PLUGIN",
+        allow_hyphen_values = true,
+        help_heading = "Plugin deploy-image/v1-alpha"
+    )]
+    pub plugins: Vec<String>,
+
+    /// Container image that the controller runs for each custom resource (deploy-image plugin).
+    #[arg(
+        long,
+        value_name = "IMAGE",
+        allow_hyphen_values = true,
+        help_heading = "Plugin deploy-image/v1-alpha"
+    )]
+    pub image: Option<String>,
+
+    /// Command of the container, comma-separated, e.g. "memcached,--memory-limit=64,-v".
+    #[arg(
+        long,
+        value_name = "ARGS",
+        allow_hyphen_values = true,
+        requires = "image",
+        help_heading = "Plugin deploy-image/v1-alpha"
+    )]
+    pub image_container_command: Option<String>,
+
+    /// Port the container listens on; adds `spec.containerPort` to the kind.
+    #[arg(
+        long,
+        value_name = "PORT",
+        allow_hyphen_values = true,
+        requires = "image",
+        help_heading = "Plugin deploy-image/v1-alpha"
+    )]
+    pub image_container_port: Option<String>,
+
+    /// User ID the container runs as (not root: the pods run with runAsNonRoot).
+    #[arg(
+        long,
+        value_name = "UID",
+        allow_hyphen_values = true,
+        requires = "image",
+        help_heading = "Plugin deploy-image/v1-alpha"
+    )]
+    pub run_as_user: Option<String>,
 
     #[command(flatten)]
     pub common: CommonArgs,

@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use tera::Context;
 
+use super::deploy_image::{self, DeployImage};
 use super::resource::{
     InsertRow, TemplateRow, apply_inserts, find_builtin, group_file, insert, insert_multigroup,
     kind_file, qualified, read_boilerplate, render_rows, run_make_manifests, shared_file,
@@ -21,14 +22,18 @@ use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::project::{self, Api, Project, Resource};
 use crate::scaffold::{Plan, cargo_toml};
 
-/// Files of a custom resource type. Kind files are refused if present (unless `--force`);
-/// shared files are written by the first kind (or version of a kind) that needs them and then
-/// kept: the RBAC helper roles cover every version of a kind, so a second version keeps them.
+/// The files of a custom resource type itself. They are refused if present (unless `--force`).
+/// (The deploy-image plugin has its own, in `deploy_image::RESOURCE_FILES`.)
 const RESOURCE_FILES: &[TemplateRow] = &[
     kind_file("api/src/api/{{ api_dir }}/{{ kind_snake }}.rs"),
+    kind_file("api/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"),
+];
+
+/// Files shared by the kinds: written by the first kind (or version of a kind) that needs them
+/// and then kept. The RBAC helper roles cover every version of a kind, so a second version keeps them.
+const RESOURCE_SHARED_FILES: &[TemplateRow] = &[
     shared_file("api/src/api/{{ api_dir }}/mod.rs"),
     group_file("api/src/api/{{ group_module }}/mod.rs"),
-    kind_file("api/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"),
     shared_file("api/config/samples/kustomization.yaml"),
     shared_file("api/config/crd/kustomization.yaml"),
     shared_file("api/config/crd/kustomizeconfig.yaml"),
@@ -38,16 +43,19 @@ const RESOURCE_FILES: &[TemplateRow] = &[
 ];
 
 /// Files of a controller for one of the project's own kinds.
-const CONTROLLER_FILES: &[TemplateRow] = &[
-    kind_file("controller/src/controller/{{ controller_path }}.rs"),
-    group_file("controller/src/controller/{{ group_module }}/mod.rs"),
-];
+const CONTROLLER_FILES: &[TemplateRow] = &[kind_file(
+    "controller/src/controller/{{ controller_path }}.rs",
+)];
+
+/// The group's controller module of a multigroup project, shared by every controller.
+const CONTROLLER_SHARED_FILES: &[TemplateRow] = &[group_file(
+    "controller/src/controller/{{ group_module }}/mod.rs",
+)];
 
 /// Files of a controller for a built-in kind (Deployment, Pod …).
-const BUILTIN_CONTROLLER_FILES: &[TemplateRow] = &[
-    kind_file("builtin-controller/src/controller/{{ controller_path }}.rs"),
-    group_file("controller/src/controller/{{ group_module }}/mod.rs"),
-];
+const BUILTIN_CONTROLLER_FILES: &[TemplateRow] = &[kind_file(
+    "builtin-controller/src/controller/{{ controller_path }}.rs",
+)];
 
 const RESOURCE_INSERTS: &[InsertRow] = &[
     insert(
@@ -165,8 +173,18 @@ pub fn run(args: &CreateApiArgs, dir: &Path) -> Result<()> {
     if args.make && request.resource {
         run_make_manifests(dir);
     }
-    println!("Next: implement your new API and generate the manifests (e.g. CRDs, RBAC) with:");
-    println!("$ make manifests");
+    if request.deploy_image.is_some() && request.controller {
+        // The controller is complete: the next step is running it.
+        println!(
+            "Next: install the CRD and run the manager against the cluster of your kubeconfig:"
+        );
+        println!("$ make install run");
+        println!("then, in another terminal, create a {}:", request.kind);
+        println!("$ kubectl apply -k config/samples/");
+    } else {
+        println!("Next: implement your new API and generate the manifests (e.g. CRDs, RBAC) with:");
+        println!("$ make manifests");
+    }
     Ok(())
 }
 
@@ -181,12 +199,18 @@ pub struct Request {
     pub resource: bool,
     pub controller: bool,
     pub force: bool,
+    /// The deploy-image plugin's options, when it runs.
+    pub deploy_image: Option<DeployImage>,
 }
 
 impl Request {
     /// `--resource` and `--controller` default to true; like kubebuilder, operator-rs asks when
     /// they are not given and a person is at the terminal.
     pub fn from_args(args: &CreateApiArgs) -> Result<Self> {
+        let deploy_image = DeployImage::from_args(args)?;
+        if deploy_image.is_some() {
+            return Self::for_deploy_image(args, deploy_image);
+        }
         let ask = |question: &str, given: Option<bool>| -> Result<bool> {
             match given {
                 Some(value) => Ok(value),
@@ -203,6 +227,40 @@ impl Request {
             resource: ask("Create Resource [y/n]", args.resource)?,
             controller: ask("Create Controller [y/n]", args.controller)?,
             force: args.force,
+            deploy_image: None,
+        })
+    }
+
+    /// The deploy-image plugin always writes a namespaced kind (its pods run in the custom
+    /// resource's namespace) and, unless `--controller=false` (for a second version of a kind:
+    /// a kind has one controller), its controller. Flags that say otherwise are refused.
+    fn for_deploy_image(args: &CreateApiArgs, deploy_image: Option<DeployImage>) -> Result<Self> {
+        if args.resource == Some(false) {
+            return Err(InvalidInput::new(
+                "--resource",
+                "false",
+                "the deploy-image plugin (--image) always creates the kind",
+            )
+            .into());
+        }
+        if !args.namespaced {
+            return Err(InvalidInput::new(
+                "--namespaced",
+                "false",
+                "the deploy-image plugin (--image) needs a namespaced kind: its Deployment lives in the custom resource's namespace",
+            )
+            .into());
+        }
+        Ok(Self {
+            group: args.group.clone(),
+            version: args.version.clone(),
+            kind: args.kind.clone(),
+            plural: args.plural.clone(),
+            namespaced: true,
+            resource: true,
+            controller: args.controller.unwrap_or(true),
+            force: args.force,
+            deploy_image,
         })
     }
 }
@@ -330,21 +388,42 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
         &entry,
     );
 
+    let deploy_image = request.deploy_image.as_ref();
     let mut plan = Plan::new(dir, request.force);
+    let multigroup = project.multigroup;
     if request.resource {
-        render_rows(&mut plan, RESOURCE_FILES, &ctx, project.multigroup)?;
-        apply_inserts(&mut plan, RESOURCE_INSERTS, &ctx, project.multigroup)?;
+        let files = match deploy_image {
+            Some(_) => deploy_image::RESOURCE_FILES,
+            None => RESOURCE_FILES,
+        };
+        render_rows(&mut plan, files, &ctx, multigroup)?;
+        render_rows(&mut plan, RESOURCE_SHARED_FILES, &ctx, multigroup)?;
+        apply_inserts(&mut plan, RESOURCE_INSERTS, &ctx, multigroup)?;
         plan.uncomment("config/default/kustomization.yaml", "- ../crd")?;
     }
     if request.controller {
-        let files = if builtin.is_some() {
-            BUILTIN_CONTROLLER_FILES
-        } else {
-            CONTROLLER_FILES
+        let files = match (deploy_image, &builtin) {
+            (Some(_), _) => deploy_image::CONTROLLER_FILES,
+            (None, Some(_)) => BUILTIN_CONTROLLER_FILES,
+            (None, None) => CONTROLLER_FILES,
         };
-        render_rows(&mut plan, files, &ctx, project.multigroup)?;
-        apply_inserts(&mut plan, CONTROLLER_INSERTS, &ctx, project.multigroup)?;
+        render_rows(&mut plan, files, &ctx, multigroup)?;
+        render_rows(&mut plan, CONTROLLER_SHARED_FILES, &ctx, multigroup)?;
+        apply_inserts(&mut plan, CONTROLLER_INSERTS, &ctx, multigroup)?;
         ensure_dev_dependencies(&mut plan)?;
+    }
+    if let Some(deploy_image) = deploy_image {
+        if request.controller {
+            apply_inserts(&mut plan, deploy_image::INSERTS, &ctx, multigroup)?;
+            let variable = DeployImage::image_env(&kind);
+            deploy_image::add_image_env(&mut plan, &variable, &deploy_image.image)?;
+        }
+        deploy_image.record(
+            &mut project,
+            group.as_str(),
+            version.as_str(),
+            kind.as_str(),
+        );
     }
 
     update_project(
@@ -579,6 +658,28 @@ fn context(
         _ => !other_version_exists,
     };
     ctx.insert("storage", &storage);
+
+    // Paths other files use to refer to the kind.
+    ctx.insert("api_path", &format!("api::{api_rel_module}"));
+    let e2e_module = if multigroup {
+        format!("{group_module}_{kind_snake}")
+    } else {
+        kind_snake.clone()
+    };
+    ctx.insert("e2e_module", &e2e_module);
+    ctx.insert(
+        "sample_file",
+        &format!(
+            "config/samples/{}_{}_{}.yaml",
+            group.as_str(),
+            version.as_str(),
+            kind.lower()
+        ),
+    );
+    ctx.insert("sample_name", &format!("{}-sample", kind.lower()));
+    if let Some(deploy_image) = &request.deploy_image {
+        deploy_image.insert_context(&mut ctx, kind, &qualified(group, &project.domain));
+    }
     ctx
 }
 

@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use tera::Context;
 
+use super::deploy_image::SpecShape;
 use super::resource::{
     InsertRow, TemplateRow, apply_inserts, find_builtin, group_file, insert, insert_multigroup,
     kind_file, qualified, read_boilerplate, render_rows, run_make_manifests, shared_file,
@@ -529,6 +530,23 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
     if request.conversion {
         check_conversion(&project, &group, &version, &kind, &spokes)?;
     }
+    let shape = SpecShape::of(&project, group.as_str(), version.as_str(), kind.as_str());
+    for spoke in &spokes {
+        let theirs = SpecShape::of(&project, group.as_str(), spoke, kind.as_str());
+        if theirs != shape {
+            return Err(InvalidInput::new(
+                "--spoke",
+                spoke,
+                format!(
+                    "its spec was scaffolded differently from the hub {} ({theirs:?} vs {shape:?}), so \
+                     operator-rs cannot write a conversion between them; add the conversion webhook \
+                     for spokes of the hub's shape, or write this one by hand",
+                    version.as_str()
+                ),
+            )
+            .into());
+        }
+    }
     if project.multigroup && builtin.is_none() {
         check_group_module(&group)?;
     }
@@ -543,6 +561,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
         &plural,
         &builtin,
     );
+    shape.insert_context(&mut ctx);
     let webhook_dir: String = ctx
         .get("webhook_dir")
         .and_then(|v| v.as_str())

@@ -3,6 +3,7 @@
 pub mod completion;
 pub mod create_api;
 pub mod create_webhook;
+pub mod deploy_image;
 pub mod init;
 mod resource;
 pub mod version;

@@ -133,7 +133,9 @@ impl Plan {
         self.edit(path, |text| markers::uncomment(path, text, block))
     }
 
-    fn edit(&mut self, path: &str, f: impl FnOnce(&str) -> Result<String>) -> Result<()> {
+    /// Plans an edit of an existing file (or of one planned earlier): `f` gets its text and
+    /// returns the new text.
+    pub fn edit(&mut self, path: &str, f: impl FnOnce(&str) -> Result<String>) -> Result<()> {
         check_relative(path)?;
         let Some(text) = self.read(path)? else {
             bail!(

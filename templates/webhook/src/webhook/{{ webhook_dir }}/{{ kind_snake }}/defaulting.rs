@@ -17,7 +17,7 @@
 
 {% if not core %}use {{ rust_type }};
 {% endif %}use crate::webhook::{Defaulter, Denial, FailurePolicy, Registration, Webhook};
-{%- if not core %}
+{%- if not core and not deploy_image_kind %}
 
 /// The value [`{{ kind }}Defaulter`] gives `spec.foo` when it is not set.
 // TODO(user): an example; replace it with your own defaults.
@@ -52,6 +52,9 @@ impl Defaulter<{{ kind }}> for {{ kind }}Defaulter {
         // the request, though refusing is the validating webhook's job.
 {%- if core %}
         tracing::debug!(name = ?{{ kind_snake }}.metadata.name, "defaulting");
+{%- elif deploy_image_kind %}
+        // (`spec.size` needs no code: the CRD's schema defaults it to 1.)
+        tracing::debug!(name = ?{{ kind_snake }}.metadata.name, size = {{ kind_snake }}.spec.size, "defaulting");
 {%- else %}
         if {{ kind_snake }}.spec.foo.is_none() {
             {{ kind_snake }}.spec.foo = Some(DEFAULT_FOO.to_owned());
@@ -88,7 +91,7 @@ mod tests {
         {{ kind }}::new("sample", Default::default())
 {%- endif %}
     }
-{%- if core %}
+{%- if core or deploy_image_kind %}
 
     // TODO(user): once `apply_defaults` sets something, test it: check the result with
     // `patched(&object, &response)`, and that defaulting it again changes nothing more.

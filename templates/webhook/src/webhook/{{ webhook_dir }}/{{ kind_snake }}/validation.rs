@@ -47,6 +47,13 @@ impl Validator<{{ kind }}> for {{ kind }}Validator {
 {%- if core %}
         tracing::debug!(name = ?{{ kind_snake }}.metadata.name, "validating a creation");
         Ok(Warnings::new())
+{%- elif deploy_image_kind %}
+        let mut warnings = Warnings::new();
+        if {{ kind_snake }}.spec.size == 0 {
+            warnings.push("spec.size is 0: no pods will run".to_owned());
+        }
+        check_size({{ kind_snake }})?;
+        Ok(warnings)
 {%- else %}
         let mut warnings = Warnings::new();
         if {{ kind_snake }}.spec.foo.is_none() {
@@ -65,6 +72,9 @@ impl Validator<{{ kind }}> for {{ kind }}Validator {
         // TODO(user): fill in your validation logic for updates.
 {%- if core %}
         tracing::debug!(name = ?new.metadata.name, "validating an update");
+{%- elif deploy_image_kind %}
+        tracing::debug!(name = ?old.metadata.name, from = old.spec.size, to = new.spec.size, "validating an update");
+        check_size(new)?;
 {%- else %}
         // An example: `spec.foo` cannot change once set.
         if old.spec.foo.is_some() && new.spec.foo != old.spec.foo {
@@ -85,6 +95,21 @@ impl Validator<{{ kind }}> for {{ kind }}Validator {
         Ok(Warnings::new())
     }
 }
+
+{%- if deploy_image_kind %}
+
+/// The most pods a {{ kind }} may ask for. An example of a rule in code: the schema could say
+/// `maximum` as well, but a webhook can make the limit depend on the namespace, a flag, a quota …
+pub const MAX_SIZE: i32 = 100;
+
+/// Refuses sizes above [`MAX_SIZE`].
+fn check_size({{ kind_snake }}: &{{ kind }}) -> Result<(), Denial> {
+    if {{ kind_snake }}.spec.size > MAX_SIZE {
+        return Err(Denial::new(format!("spec.size: must be at most {MAX_SIZE}")));
+    }
+    Ok(())
+}
+{%- endif %}
 
 #[cfg(test)]
 mod tests {
@@ -109,6 +134,8 @@ mod tests {
             },
             ..{{ kind }}::default()
         }
+{%- elif deploy_image_kind %}
+        {{ kind }}::new("sample", Default::default())
 {%- else %}
         let mut object = {{ kind }}::new("sample", Default::default());
         object.spec.foo = Some("bar".to_owned());
@@ -150,6 +177,33 @@ mod tests {
         }
     }
 
+{%- if deploy_image_kind %}
+
+    #[test]
+    fn warns_when_size_is_zero() {
+        let mut object = sample();
+        object.spec.size = 0;
+        let request = review(Operation::Create, Some(&object), None);
+        let response = admit(&webhook(), &request);
+        assert!(response.allowed, "{:?}", response.result);
+        let warnings = response.warnings.unwrap_or_default();
+        assert_eq!(warnings, ["spec.size is 0: no pods will run"]);
+    }
+
+    #[test]
+    fn refuses_sizes_above_the_maximum() {
+        let old = sample();
+        let mut new = old.clone();
+        new.spec.size = MAX_SIZE + 1;
+        let request = review(Operation::Update, Some(&new), Some(&old));
+        let response = admit(&webhook(), &request);
+        assert!(!response.allowed);
+        assert_eq!(response.uid, UID);
+        let reason = response.result.message;
+        assert_eq!(reason, format!("spec.size: must be at most {MAX_SIZE}"));
+    }
+{%- else %}
+
     #[test]
     fn warns_when_foo_is_not_set() {
         let mut object = sample();
@@ -173,6 +227,7 @@ mod tests {
         let reason = response.result.message;
         assert_eq!(reason, "spec.foo: cannot be changed once set");
     }
+{%- endif %}
 {%- endif %}
 
     #[test]

@@ -1,0 +1,1012 @@
+{{ rust_header }}//! The {{ kind }} controller: runs `{{ image }}` for every {{ kind }}
+//! (`{{ qualified_group }}/{{ version }}`) in a Deployment of `spec.size` pods, and reports in the
+//! {{ kind }}'s status whether those pods are available.
+//!
+//! kube-runtime's [`Controller`] watches {{ plural }}, and the Deployments they own, and calls
+//! `reconcile` for a {{ kind }} whenever it or its Deployment changes. `reconcile` gets no diff,
+//! only the object as it is now: it computes the Deployment the {{ kind }} asks for and applies it
+//! (server-side apply), which creates it if it is missing, scales it back if someone scaled it by
+//! hand and changes nothing when nothing differs. The same object is never reconciled twice at
+//! the same time.
+//!
+//! Each {{ kind }} carries the finalizer `{{ finalizer }}`: when a {{ kind }} is deleted,
+//! Kubernetes waits until `cleanup` has run and the controller has removed the finalizer. The
+//! Deployment needs no clean-up of its own: its owner reference makes Kubernetes' garbage
+//! collector delete it along with the {{ kind }}.
+//!
+//! This is what kubebuilder's deploy-image plugin writes for Go, in kube-rs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::core::v1::{
+    Capabilities, Container, {% if has_container_port %}ContainerPort, {% endif %}PodSecurityContext, PodSpec, PodTemplateSpec,
+    SeccompProfile, SecurityContext,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    Condition, LabelSelector, ObjectMeta, OwnerReference, Time,
+};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::finalizer::{self, finalizer};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource as _, ResourceExt as _};
+use serde_json::json;
+
+use {{ api_module }}::{{ kind }};
+use crate::controller::{
+    ControllerFuture, PolicyRule, Shared, conditions_to_apply, log_result, rule,
+};
+use crate::manager::backoff::Backoff;
+use crate::manager::metrics::ControllerMetrics;
+use crate::manager::namespaces::join_controllers;
+
+/// The controller's name in logs, the `reportingController` of its Events, and its field manager
+/// name for server-side apply (the owner of the fields it writes, see `kubectl get
+/// --show-managed-fields`).
+const CONTROLLER_NAME: &str = "{{ controller_name }}";
+
+/// The finalizer that makes Kubernetes wait for `cleanup` before it deletes a {{ kind }}.
+pub const FINALIZER: &str = "{{ finalizer }}";
+
+/// The environment variable with the image to run: config/manager/manager.yaml sets it, so the
+/// image can change with a new manager Deployment (or a kustomize patch) instead of a new build.
+pub const IMAGE_ENV: &str = "{{ image_env }}";
+
+/// The image when `{{ image_env }}` is not set, as with `make run` on your machine: the one given
+/// to `operator-rs create api --image`.
+pub const DEFAULT_IMAGE: &str = "{{ image }}";
+
+/// The `app.kubernetes.io/managed-by` label of the Deployments this controller manages; it also
+/// selects the Deployments it watches.
+const MANAGED_BY: &str = "{{ kind }}Controller";
+
+/// How long `reconcile` waits before it looks at an unchanged {{ kind }} again. Changes of the
+/// {{ kind }} and of its Deployment trigger a reconciliation right away; this catches anything
+/// else.
+const RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
+
+/// Condition types that the controller sets in the status, with their reasons.
+const AVAILABLE: &str = "Available";
+const DEGRADED: &str = "Degraded";
+const REPLICAS_AVAILABLE: &str = "ReplicasAvailable";
+const REPLICAS_UNAVAILABLE: &str = "ReplicasUnavailable";
+const FINALIZING: &str = "Finalizing";
+const RECONCILED: &str = "Reconciled";
+const DEPLOYMENT_FAILED: &str = "DeploymentFailed";
+
+/// Sets up the controller; the manager calls it once at startup (see `Shared::controllers`).
+///
+/// There is one kube-runtime `Controller` per watched namespace (see `watched_apis`), each with
+/// its own cache, sharing one context: metrics and retry backoff are per kind, not per namespace.
+pub fn setup(shared: &Shared) -> ControllerFuture {
+    let metrics = shared
+        .metrics
+        .controller(CONTROLLER_NAME, shared.max_concurrent_reconciles);
+    let image = std::env::var(IMAGE_ENV).unwrap_or_else(|_| {
+        tracing::info!("{IMAGE_ENV} is not set; {{ plural }} run {DEFAULT_IMAGE}");
+        DEFAULT_IMAGE.to_owned()
+    });
+    let context = Arc::new(Context::new(shared.client.clone(), metrics, image));
+    let config = controller::Config::default().concurrency(shared.max_concurrent_reconciles);
+    // Only the Deployments of this controller: a smaller cache than all Deployments.
+    let owned = watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGED_BY}"));
+    let controllers = watched_apis(shared)
+        .into_iter()
+        .map(|api| {
+            // `/readyz` names each namespace's cache on its own: "{{ controller_name }}/<namespace>".
+            let (name, deployments) = match api.namespace() {
+                Some(namespace) => (
+                    format!("{CONTROLLER_NAME}/{namespace}"),
+                    Api::<Deployment>::namespaced(shared.client.clone(), namespace),
+                ),
+                None => (
+                    CONTROLLER_NAME.to_owned(),
+                    Api::<Deployment>::all(shared.client.clone()),
+                ),
+            };
+            let controller = Controller::new(api, watcher::Config::default())
+                // A change of a Deployment reconciles the {{ kind }} in its controller owner
+                // reference: a Deployment scaled or deleted by hand is put back right away.
+                .owns(deployments, owned.clone())
+                .with_config(config.clone())
+                .graceful_shutdown_on(shared.shutdown.clone().cancelled_owned());
+            let store = controller.store();
+            let main_loop = controller
+                .run(reconcile, error_policy, Arc::clone(&context))
+                .for_each(|result| async move { log_result(CONTROLLER_NAME, result) });
+            shared.run_controller(&name, store, main_loop)
+        })
+        .collect();
+    join_controllers(controllers, shared.shutdown.clone())
+}
+
+/// The {{ plural }} that the controller watches, one `Api` per watch: `WATCH_NAMESPACE` decides,
+/// every namespace when it is unset, else one watch per namespace.
+fn watched_apis(shared: &Shared) -> Vec<Api<{{ kind }}>> {
+    shared.watch_namespaces.apis(&shared.client)
+}
+
+/// The API permissions of this controller, right next to the code that needs them: `make
+/// manifests` writes the rules of all controllers to `config/rbac/role.yaml`.
+pub fn rbac_rules() -> Vec<PolicyRule> {
+    // The group and plural of {{ kind }}, from its `#[kube(...)]` attribute (`&()`: a typed
+    // resource needs no runtime type information).
+    let group = {{ kind }}::group(&());
+    let plural = {{ kind }}::plural(&());
+    vec![
+        // Watching {{ plural }}, and adding and removing the finalizer (a patch of the object).
+        rule(
+            &[&group],
+            &[&plural],
+            &[
+                "get", "list", "watch", "create", "update", "patch", "delete",
+            ],
+        ),
+        // Writing the status subresource.
+        rule(
+            &[&group],
+            &[&format!("{plural}/status")],
+            &["get", "update", "patch"],
+        ),
+        // Setting `blockOwnerDeletion` in the owner reference of the Deployment.
+        rule(&[&group], &[&format!("{plural}/finalizers")], &["update"]),
+        // Publishing Events (the recorder patches an Event when it repeats).
+        rule(&["events.k8s.io"], &["events"], &["create", "patch"]),
+        // The Deployments that run {{ kind_lower }}: watched, created and scaled.
+        rule(
+            &["apps"],
+            &["deployments"],
+            &[
+                "get", "list", "watch", "create", "update", "patch", "delete",
+            ],
+        ),
+        // Reading the pods of those Deployments, as kubebuilder's deploy-image controller may;
+        // remove this rule if your code never looks at pods.
+        rule(&[""], &["pods"], &["get", "list", "watch"]),
+    ]
+}
+
+/// Shared by all reconciliations of the controller: built once, in `setup`.
+pub struct Context {
+    /// Client for the Kubernetes API server.
+    pub client: Client,
+    /// Publishes Events about {{ plural }}, as shown by `kubectl describe` and `kubectl events`.
+    /// Created once because it remembers recent Events: a repeated Event becomes a count on the
+    /// first one instead of a new object.
+    pub recorder: Recorder,
+    /// The controller's reconcile metrics (`controller_runtime_reconcile_*{controller="{{ controller_name }}"}`).
+    pub metrics: ControllerMetrics,
+    /// Per-object retry delays after failures: 5 ms doubling up to 1000 s, reset by a success
+    /// (controller-runtime's default rate limiter).
+    pub backoff: Backoff<{{ kind }}>,
+    /// The image the pods run (`{{ image_env }}`, else [`DEFAULT_IMAGE`]).
+    pub image: String,
+}
+
+impl Context {
+    /// A context for this controller, talking to the API server through `client`.
+    pub fn new(client: Client, metrics: ControllerMetrics, image: String) -> Self {
+        let reporter = Reporter {
+            controller: CONTROLLER_NAME.to_owned(),
+            instance: None,
+        };
+        Self {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            metrics,
+            backoff: Backoff::default(),
+            image,
+        }
+    }
+}
+
+/// Why a reconciliation failed. Every variant names the object, because `error_policy` logs the
+/// error and the log line should say which object it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot read Deployment {namespace}/{name}")]
+    GetDeployment {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot apply Deployment {namespace}/{name}")]
+    ApplyDeployment {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot update the status of {{ kind }} {namespace}/{name}")]
+    UpdateStatus {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot add or remove the finalizer of {{ kind }} {namespace}/{name}")]
+    Finalizer {
+        namespace: String,
+        name: String,
+        #[source]
+        source: Box<finalizer::Error<Error>>,
+    },
+}
+
+/// Reconciles one {{ kind }}: the work is done in `reconcile_object`; this wrapper records the
+/// reconcile metrics and, on success, resets the object's retry backoff.
+async fn reconcile(object: Arc<{{ kind }}>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let result = ctx
+        .metrics
+        .measure(reconcile_object(Arc::clone(&object), &ctx))
+        .await;
+    if result.is_ok() {
+        ctx.backoff.on_success(&ObjectRef::from_obj(object.as_ref()));
+    }
+    result
+}
+
+/// kube-runtime's `finalizer` helper decides what to do with the {{ kind }}: add the finalizer
+/// to a new one (the change reconciles it again), `apply` a live one, or `cleanup` one that is
+/// being deleted and then remove the finalizer so that Kubernetes can delete it.
+async fn reconcile_object(object: Arc<{{ kind }}>, ctx: &Context) -> Result<Action, Error> {
+    // Always set: {{ plural }} are namespaced.
+    let namespace = object.namespace().unwrap_or_default();
+    let name = object.name_any();
+    tracing::info!(controller = CONTROLLER_NAME, namespace, name, "reconciling");
+    let api = Api::<{{ kind }}>::namespaced(ctx.client.clone(), &namespace);
+    finalizer(&api, FINALIZER, object, |event| async move {
+        match event {
+            finalizer::Event::Apply(object) => apply(&object, ctx).await,
+            finalizer::Event::Cleanup(object) => cleanup(&object, ctx).await,
+        }
+    })
+    .await
+    .map_err(|error| match error {
+        // Errors of `apply` and `cleanup` already say what failed.
+        finalizer::Error::ApplyFailed(error) | finalizer::Error::CleanupFailed(error) => error,
+        error => Error::Finalizer {
+            namespace,
+            name,
+            source: Box::new(error),
+        },
+    })
+}
+
+/// Brings the {{ kind }}'s Deployment in line with its spec and reports how available it is.
+async fn apply(object: &{{ kind }}, ctx: &Context) -> Result<Action, Error> {
+    let namespace = object.namespace().unwrap_or_default();
+    let name = object.name_any();
+    let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), &namespace);
+
+    // What is there now, to tell users what changed (the apply below works either way).
+    let current = deployments
+        .get_opt(&name)
+        .await
+        .map_err(|source| Error::GetDeployment {
+            namespace: namespace.clone(),
+            name: name.clone(),
+            source,
+        })?;
+
+    // Server-side apply of the whole Deployment this {{ kind }} asks for: it creates a missing
+    // Deployment, and `force` takes back fields that someone else changed (`kubectl scale`
+    // sets `replicas`), so drift is corrected. An unchanged Deployment is not written at all.
+    let desired = deployment(object, &ctx.image);
+    let params = PatchParams::apply(CONTROLLER_NAME).force();
+    let applied = match deployments
+        .patch(&name, &params, &Patch::Apply(&desired))
+        .await
+    {
+        Ok(applied) => applied,
+        Err(source) => {
+            let error = Error::ApplyDeployment {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                source,
+            };
+            // Tell the user in the status, then fail so that the controller retries.
+            let degraded = condition(
+                object,
+                DEGRADED,
+                "True",
+                DEPLOYMENT_FAILED,
+                format!("{error}: {}", error_source(&error)),
+            );
+            update_status(object, ctx, vec![degraded]).await?;
+            return Err(error);
+        }
+    };
+
+    let size = object.spec.size;
+    match current {
+        None => {
+            tracing::info!(namespace, name, size, "created Deployment");
+            publish(
+                object,
+                ctx,
+                EventType::Normal,
+                "Created",
+                format!("Created Deployment {name} with {size} replicas"),
+            )
+            .await;
+        }
+        Some(current) => {
+            let before = current.spec.and_then(|spec| spec.replicas).unwrap_or(1);
+            if before != size {
+                tracing::info!(namespace, name, before, size, "scaled Deployment");
+                publish(
+                    object,
+                    ctx,
+                    EventType::Normal,
+                    "Scaled",
+                    format!("Scaled Deployment {name} from {before} to {size} replicas"),
+                )
+                .await;
+            }
+        }
+    }
+
+    // Available once the Deployment has `size` available pods. Its status changes reconcile the
+    // {{ kind }} again (it is watched), so this flips to True as soon as the pods are ready.
+    let available = applied
+        .status
+        .and_then(|status| status.available_replicas)
+        .unwrap_or(0);
+    let (status, reason) = if available >= size {
+        ("True", REPLICAS_AVAILABLE)
+    } else {
+        ("False", REPLICAS_UNAVAILABLE)
+    };
+    let conditions = vec![
+        condition(
+            object,
+            AVAILABLE,
+            status,
+            reason,
+            format!("Deployment {name} has {available} of {size} replicas available"),
+        ),
+        condition(
+            object,
+            DEGRADED,
+            "False",
+            RECONCILED,
+            format!("Deployment {name} matches the spec"),
+        ),
+    ];
+    update_status(object, ctx, conditions).await?;
+    Ok(Action::requeue(RESYNC_PERIOD))
+}
+
+/// Runs before Kubernetes deletes a {{ kind }}; the finalizer is removed once it succeeds.
+async fn cleanup(object: &{{ kind }}, ctx: &Context) -> Result<Action, Error> {
+    let namespace = object.namespace().unwrap_or_default();
+    let name = object.name_any();
+    tracing::info!(namespace, name, "running the finalizer");
+    let finalizing = condition(
+        object,
+        AVAILABLE,
+        "False",
+        FINALIZING,
+        format!("Performing finalizer operations for {{ kind }} {name}"),
+    );
+    update_status(object, ctx, vec![finalizing]).await?;
+
+    // TODO(user): clean up what Kubernetes does not delete on its own: state outside the
+    // cluster (a backup, a DNS record, a cloud resource …), or objects without an owner
+    // reference to the {{ kind }}. Return an error to keep the finalizer and retry. The
+    // Deployment needs nothing here: the garbage collector deletes it with its owner.
+
+    publish(
+        object,
+        ctx,
+        EventType::Warning,
+        "Deleting",
+        format!("{{ kind }} {name} is being deleted from the namespace {namespace}"),
+    )
+    .await;
+    Ok(Action::await_change())
+}
+
+/// The Deployment that runs `image` for a {{ kind }}: named like it, in its namespace, owned by it.
+pub fn deployment(object: &{{ kind }}, image: &str) -> Deployment {
+    let name = object.name_any();
+    // Selects the pods of this {{ kind }} only: a Deployment's selector cannot change, so it holds
+    // no label that might (like the version).
+    let selector = BTreeMap::from([
+        ("app.kubernetes.io/name".to_owned(), "{{ kind_lower }}".to_owned()),
+        ("app.kubernetes.io/instance".to_owned(), name.clone()),
+    ]);
+    let mut labels = selector.clone();
+    labels.insert("app.kubernetes.io/managed-by".to_owned(), MANAGED_BY.to_owned());
+    if let Some(version) = image_tag(image) {
+        labels.insert("app.kubernetes.io/version".to_owned(), version.to_owned());
+    }
+    // A controller owner reference: `kubectl get` shows the {{ kind }} as the owner, changes of
+    // the Deployment reconcile the {{ kind }}, and deleting the {{ kind }} deletes the Deployment.
+    let owner = object.controller_owner_ref(&()).map(|owner| OwnerReference {
+        block_owner_deletion: Some(true),
+        ..owner
+    });
+
+    Deployment {
+        metadata: ObjectMeta {
+            name: Some(name),
+            namespace: object.namespace(),
+            labels: Some(labels.clone()),
+            owner_references: owner.map(|owner| vec![owner]),
+            ..ObjectMeta::default()
+        },
+        spec: Some(DeploymentSpec {
+            replicas: Some(object.spec.size),
+            selector: LabelSelector {
+                match_labels: Some(selector),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    // The "restricted" Pod Security Standard: the pods run in namespaces that
+                    // enforce it. https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted
+                    security_context: Some(PodSecurityContext {
+                        run_as_non_root: Some(true),
+                        seccomp_profile: Some(SeccompProfile {
+                            type_: "RuntimeDefault".to_owned(),
+                            ..SeccompProfile::default()
+                        }),
+                        ..PodSecurityContext::default()
+                    }),
+                    containers: vec![Container {
+                        name: "{{ kind_lower }}".to_owned(),
+                        image: Some(image.to_owned()),
+                        image_pull_policy: Some("IfNotPresent".to_owned()),
+{%- if container_command | length > 0 %}
+                        command: Some(
+                            [{% for arg in container_command %}{{ arg }}{% if not loop.last %}, {% endif %}{% endfor %}]
+                                .map(str::to_owned)
+                                .to_vec(),
+                        ),
+{%- endif %}
+{%- if has_container_port %}
+                        ports: Some(vec![ContainerPort {
+                            container_port: object.spec.container_port,
+                            name: Some("{{ port_name }}".to_owned()),
+                            protocol: Some("TCP".to_owned()),
+                            ..ContainerPort::default()
+                        }]),
+{%- endif %}
+                        security_context: Some(SecurityContext {
+                            run_as_non_root: Some(true),
+{%- if has_run_as_user %}
+                            run_as_user: Some({{ run_as_user }}),
+{%- endif %}
+                            allow_privilege_escalation: Some(false),
+                            capabilities: Some(Capabilities {
+                                drop: Some(vec!["ALL".to_owned()]),
+                                ..Capabilities::default()
+                            }),
+                            ..SecurityContext::default()
+                        }),
+                        ..Container::default()
+                    }],
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        }),
+        ..Deployment::default()
+    }
+}
+
+/// The tag of an image reference, if it has one that is a valid label value
+/// (`memcached:1.6` → `1.6`; `localhost:5000/memcached` and digests have none).
+fn image_tag(image: &str) -> Option<&str> {
+    let name = image.split('@').next().unwrap_or(image);
+    let last = name.rsplit('/').next().unwrap_or(name);
+    let (_, tag) = last.split_once(':')?;
+    // Label values: at most 63 characters, alphanumeric at both ends.
+    let valid = !tag.is_empty()
+        && tag.len() <= 63
+        && tag.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && tag.ends_with(|c: char| c.is_ascii_alphanumeric());
+    valid.then_some(tag)
+}
+
+/// A condition of this {{ kind }}, for its current generation.
+fn condition(
+    object: &{{ kind }},
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: String,
+) -> Condition {
+    Condition {
+        type_: type_.to_owned(),
+        status: status.to_owned(),
+        reason: reason.to_owned(),
+        message,
+        observed_generation: object.meta().generation,
+        last_transition_time: Time(Timestamp::now()),
+    }
+}
+
+/// Writes `conditions` to the status subresource, unless the status says it all already.
+async fn update_status(
+    object: &{{ kind }},
+    ctx: &Context,
+    mut conditions: Vec<Condition>,
+) -> Result<(), Error> {
+    let status = object.status.clone().unwrap_or_default();
+    // Server-side apply deletes what this controller applied before and leaves out now: its
+    // other conditions go along, as they are.
+    for type_ in [AVAILABLE, DEGRADED] {
+        if !conditions.iter().any(|c| c.type_ == type_)
+            && let Some(existing) = status.conditions.iter().find(|c| c.type_ == type_)
+        {
+            conditions.push(existing.clone());
+        }
+    }
+    let Some(conditions) = conditions_to_apply(&status.conditions, conditions) else {
+        return Ok(());
+    };
+    let namespace = object.namespace().unwrap_or_default();
+    let name = object.name_any();
+    // Server-side apply of the status: the body holds only the fields this controller owns
+    // (apiVersion and kind are required), and `force` takes them over should someone else have
+    // set them (controllers should always force). Conditions of other types, set by others,
+    // stay: the list is merged by type.
+    let patch = json!({
+        "apiVersion": {{ kind }}::api_version(&()),
+        "kind": {{ kind }}::kind(&()),
+        "status": { "conditions": conditions },
+    });
+    let params = PatchParams::apply(CONTROLLER_NAME).force();
+    Api::<{{ kind }}>::namespaced(ctx.client.clone(), &namespace)
+        .patch_status(&name, &params, &Patch::Apply(&patch))
+        .await
+        .map_err(|source| Error::UpdateStatus {
+            namespace,
+            name,
+            source,
+        })?;
+    Ok(())
+}
+
+/// Publishes an Event about the {{ kind }}, shown by `kubectl describe {{ kind_lower }}`. Like in
+/// controller-runtime, failing to publish one does not fail the reconciliation.
+async fn publish(object: &{{ kind }}, ctx: &Context, type_: EventType, reason: &str, note: String) {
+    let event = Event {
+        type_,
+        reason: reason.to_owned(),
+        note: Some(note),
+        action: "Reconcile".to_owned(),
+        secondary: None,
+    };
+    if let Err(error) = ctx.recorder.publish(&event, &object.object_ref(&())).await {
+        let error = &error as &dyn std::error::Error;
+        tracing::warn!(error, "cannot publish an Event");
+    }
+}
+
+/// The cause of an error, for messages that must stand on their own (like a condition's).
+fn error_source(error: &Error) -> String {
+    std::error::Error::source(error).map_or_else(String::new, ToString::to_string)
+}
+
+/// Called when `reconcile` fails: logs the error and retries the {{ kind }} after its backoff
+/// delay, which doubles with each consecutive failure of the same object.
+fn error_policy(object: Arc<{{ kind }}>, error: &Error, ctx: Arc<Context>) -> Action {
+    let delay = ctx.backoff.on_error(&ObjectRef::from_obj(object.as_ref()));
+    tracing::warn!(
+        controller = CONTROLLER_NAME,
+        error = error as &dyn std::error::Error,
+        "reconciliation failed; retrying in {delay:?}"
+    );
+    Action::requeue(delay)
+}
+
+/// `reconcile` against a mocked API server: each test says which requests it expects, checks
+/// them, and answers them. A request that is not expected fails the test, and so does an expected
+/// request that never comes.
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+
+    use http::{Method, Request, Response, StatusCode};
+    use k8s_openapi::api::apps::v1::DeploymentStatus;
+    use kube::client::Body;
+    use serde::Serialize;
+    use serde_json::Value;
+    use tower_test::mock::{self, Handle, SendResponse};
+
+    use super::*;
+    use {{ api_module }}::{{ kind }}Spec;
+
+    /// The test's end of the connection: it receives the client's requests and answers them.
+    type ApiServer = Handle<Request<Body>, Response<Body>>;
+
+    const TIMEOUT: Duration = Duration::from_secs(5);
+    const IMAGE: &str = "{{ image }}";
+
+    const OBJECT_URL: &str = "/apis/{{ qualified_group }}/{{ version }}/namespaces/default/{{ plural }}/test";
+    const DEPLOYMENT_URL: &str = "/apis/apps/v1/namespaces/default/deployments/test";
+    const EVENTS_URL: &str = "/apis/events.k8s.io/v1/namespaces/default/events?";
+
+    /// The {{ kind }} to reconcile, as the controller sees it after `kubectl apply`, with the
+    /// finalizer in place unless `finalized` is false.
+    fn {{ kind_snake }}(size: i32, finalized: bool) -> {{ kind }} {
+        let mut object = {{ kind }}::new(
+            "test",
+            {{ kind }}Spec {
+                size,
+{%- if has_container_port %}
+                ..{{ kind }}Spec::default()
+{%- endif %}
+            },
+        );
+        object.metadata.namespace = Some("default".to_owned());
+        object.metadata.uid = Some("0b1c2d3e".to_owned());
+        object.metadata.generation = Some(1);
+        if finalized {
+            object.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
+        }
+        object
+    }
+
+    /// A Deployment as the API server returns it.
+    fn existing_deployment(replicas: i32, available: i32) -> Deployment {
+        let mut deployment = deployment(&{{ kind_snake }}(replicas, true), IMAGE);
+        deployment.status = Some(DeploymentStatus {
+            available_replicas: Some(available),
+            ..DeploymentStatus::default()
+        });
+        deployment
+    }
+
+    /// Runs `reconcile(object)` while `api_server` plays the API server, and returns the results
+    /// of both.
+    async fn reconcile_with<F, T>(
+        object: {{ kind }},
+        api_server: impl FnOnce(ApiServer) -> F,
+    ) -> (Result<Action, Error>, T)
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+        let client = Client::new(service, "default");
+        let context = Arc::new(Context::new(client, test_metrics(), IMAGE.to_owned()));
+        let api_server = tokio::spawn(api_server(handle));
+        let result = tokio::time::timeout(TIMEOUT, reconcile(Arc::new(object), context))
+            .await
+            .expect("reconcile did not finish: is it waiting for an answer?");
+        match tokio::time::timeout(TIMEOUT, api_server).await {
+            Ok(Ok(output)) => (result, output),
+            Ok(Err(failed)) => std::panic::resume_unwind(failed.into_panic()),
+            Err(_) => panic!("the API server still expects requests"),
+        }
+    }
+
+    /// Receives the next request, checks its method and URL, and returns its JSON body (null if
+    /// it has none) along with the means to answer it.
+    async fn expect(
+        api_server: &mut ApiServer,
+        method: Method,
+        url: &str,
+    ) -> (Value, SendResponse<Response<Body>>) {
+        let Some((request, send)) = api_server.next_request().await else {
+            panic!("expected {method} {url}, but reconcile made no more requests");
+        };
+        assert_eq!(
+            (request.method(), request.uri().to_string().as_str()),
+            (&method, url)
+        );
+        let body = request.into_body().collect_bytes().await.unwrap();
+        let body = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&body).unwrap()
+        };
+        (body, send)
+    }
+
+    /// Waits until the client is dropped (reconcile has finished) and fails on any request made
+    /// until then.
+    async fn expect_no_more_requests(mut api_server: ApiServer) {
+        if let Some((request, _)) = api_server.next_request().await {
+            panic!("unexpected request: {} {}", request.method(), request.uri());
+        }
+    }
+
+    fn answer(send: SendResponse<Response<Body>>, status: StatusCode, body: &impl Serialize) {
+        let mut response = Response::new(Body::from(serde_json::to_vec(body).unwrap()));
+        *response.status_mut() = status;
+        send.send_response(response);
+    }
+
+    /// A `Status` error response, as the API server sends it.
+    fn answer_error(send: SendResponse<Response<Body>>, code: StatusCode, reason: &str) {
+        let status = json!({
+            "apiVersion": "v1",
+            "kind": "Status",
+            "status": "Failure",
+            "reason": reason,
+            "message": reason,
+            "code": code.as_u16(),
+        });
+        answer(send, code, &status);
+    }
+
+    /// Expects the server-side apply of the Deployment, checks it asks for `replicas` pods, and
+    /// answers with `answer_with`.
+    async fn expect_apply(api_server: &mut ApiServer, replicas: i32, answer_with: &Deployment) {
+        let url = format!("{DEPLOYMENT_URL}?&force=true&fieldManager={CONTROLLER_NAME}");
+        let (body, send) = expect(api_server, Method::PATCH, &url).await;
+        assert_eq!(body["spec"]["replicas"], replicas);
+        assert_eq!(
+            body["spec"]["template"]["spec"]["containers"][0]["image"],
+            IMAGE
+        );
+        answer(send, StatusCode::OK, answer_with);
+    }
+
+    /// Expects an Event with `reason`, and returns its note.
+    async fn expect_event(api_server: &mut ApiServer, reason: &str) -> String {
+        let (event, send) = expect(api_server, Method::POST, EVENTS_URL).await;
+        assert_eq!(event["reason"], reason);
+        assert_eq!(event["regarding"]["name"], "test");
+        answer(send, StatusCode::CREATED, &event);
+        event["note"].as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Expects a status update and returns the conditions it applies, by type.
+    async fn expect_status(api_server: &mut ApiServer) -> BTreeMap<String, Value> {
+        let url = format!("{OBJECT_URL}/status?&force=true&fieldManager={CONTROLLER_NAME}");
+        let (body, send) = expect(api_server, Method::PATCH, &url).await;
+        assert_eq!(body["apiVersion"], "{{ qualified_group }}/{{ version }}");
+        assert_eq!(body["kind"], "{{ kind }}");
+        let mut updated = {{ kind_snake }}(1, true);
+        updated.status = serde_json::from_value(body["status"].clone()).unwrap();
+        answer(send, StatusCode::OK, &updated);
+        let conditions = body["status"]["conditions"].as_array().unwrap();
+        conditions
+            .iter()
+            .map(|c| (c["type"].as_str().unwrap().to_owned(), c.clone()))
+            .collect()
+    }
+
+    /// A new {{ kind }} first gets the finalizer; the change makes the controller reconcile it
+    /// again, and only then does it create anything.
+    #[tokio::test]
+    async fn a_new_{{ kind_snake }}_gets_the_finalizer() {
+        let (result, ()) = reconcile_with({{ kind_snake }}(1, false), |mut api_server| async move {
+            let url = format!("{OBJECT_URL}?");
+            let (patch, send) = expect(&mut api_server, Method::PATCH, &url).await;
+            assert_eq!(
+                patch,
+                json!([
+                    { "op": "test", "path": "/metadata/finalizers", "value": null },
+                    { "op": "add", "path": "/metadata/finalizers", "value": [FINALIZER] },
+                ])
+            );
+            answer(send, StatusCode::OK, &{{ kind_snake }}(1, true));
+            expect_no_more_requests(api_server).await;
+        })
+        .await;
+        assert_eq!(result.unwrap(), Action::await_change());
+    }
+
+    /// With the finalizer in place, a missing Deployment is created (or recreated, if someone
+    /// deleted it), and the status says the pods are not available yet.
+    #[tokio::test]
+    async fn a_missing_deployment_is_created() {
+        let (result, (note, conditions)) =
+            reconcile_with({{ kind_snake }}(1, true), |mut api_server| async move {
+                let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
+                answer_error(send, StatusCode::NOT_FOUND, "NotFound");
+                expect_apply(&mut api_server, 1, &existing_deployment(1, 0)).await;
+                let note = expect_event(&mut api_server, "Created").await;
+                let conditions = expect_status(&mut api_server).await;
+                expect_no_more_requests(api_server).await;
+                (note, conditions)
+            })
+            .await;
+        assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
+        assert_eq!(note, "Created Deployment test with 1 replicas");
+        assert_eq!(conditions[AVAILABLE]["status"], "False");
+        assert_eq!(conditions[AVAILABLE]["reason"], REPLICAS_UNAVAILABLE);
+        assert_eq!(
+            conditions[AVAILABLE]["message"],
+            "Deployment test has 0 of 1 replicas available"
+        );
+        assert_eq!(conditions[DEGRADED]["status"], "False");
+        assert_eq!(conditions[DEGRADED]["reason"], RECONCILED);
+        assert_eq!(conditions[DEGRADED]["observedGeneration"], 1);
+    }
+
+    /// A new size scales the Deployment; the same happens to a Deployment scaled by hand.
+    #[tokio::test]
+    async fn a_size_change_scales_the_deployment() {
+        let (result, note) = reconcile_with({{ kind_snake }}(3, true), |mut api_server| async move {
+            let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
+            answer(send, StatusCode::OK, &existing_deployment(1, 1));
+            expect_apply(&mut api_server, 3, &existing_deployment(3, 1)).await;
+            let note = expect_event(&mut api_server, "Scaled").await;
+            let conditions = expect_status(&mut api_server).await;
+            assert_eq!(conditions[AVAILABLE]["status"], "False");
+            expect_no_more_requests(api_server).await;
+            note
+        })
+        .await;
+        assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
+        assert_eq!(note, "Scaled Deployment test from 1 to 3 replicas");
+    }
+
+    /// Once all pods are available, Available turns True; the next reconciliation, of the
+    /// {{ kind }} with that status, applies the Deployment again but has nothing to report.
+    #[tokio::test]
+    async fn available_when_all_replicas_are() {
+        let (result, status) = reconcile_with({{ kind_snake }}(2, true), |mut api_server| async move {
+            let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
+            answer(send, StatusCode::OK, &existing_deployment(2, 2));
+            expect_apply(&mut api_server, 2, &existing_deployment(2, 2)).await;
+            let conditions = expect_status(&mut api_server).await;
+            assert_eq!(conditions[AVAILABLE]["status"], "True");
+            assert_eq!(conditions[AVAILABLE]["reason"], REPLICAS_AVAILABLE);
+            expect_no_more_requests(api_server).await;
+            json!({ "conditions": conditions.into_values().collect::<Vec<_>>() })
+        })
+        .await;
+        assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
+
+        let mut object = {{ kind_snake }}(2, true);
+        object.status = serde_json::from_value(status).unwrap();
+        let (result, ()) = reconcile_with(object, |mut api_server| async move {
+            let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
+            answer(send, StatusCode::OK, &existing_deployment(2, 2));
+            expect_apply(&mut api_server, 2, &existing_deployment(2, 2)).await;
+            expect_no_more_requests(api_server).await;
+        })
+        .await;
+        assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
+    }
+
+    /// Deleting a {{ kind }} runs the clean-up, then removes the finalizer; the Deployment is
+    /// left to the garbage collector.
+    #[tokio::test]
+    async fn deletion_runs_cleanup_and_removes_the_finalizer() {
+        let mut object = {{ kind_snake }}(1, true);
+        object.metadata.deletion_timestamp = Some(Time(Timestamp::now()));
+        let (result, ()) = reconcile_with(object, |mut api_server| async move {
+            let conditions = expect_status(&mut api_server).await;
+            assert_eq!(conditions[AVAILABLE]["status"], "False");
+            assert_eq!(conditions[AVAILABLE]["reason"], FINALIZING);
+            let note = expect_event(&mut api_server, "Deleting").await;
+            assert_eq!(note, "{{ kind }} test is being deleted from the namespace default");
+            let url = format!("{OBJECT_URL}?");
+            let (patch, send) = expect(&mut api_server, Method::PATCH, &url).await;
+            assert_eq!(
+                patch,
+                json!([
+                    { "op": "test", "path": "/metadata/finalizers/0", "value": FINALIZER },
+                    { "op": "remove", "path": "/metadata/finalizers/0" },
+                ])
+            );
+            answer(send, StatusCode::OK, &{{ kind_snake }}(1, false));
+            expect_no_more_requests(api_server).await;
+        })
+        .await;
+        assert_eq!(result.unwrap(), Action::await_change());
+    }
+
+    /// A Deployment that cannot be applied marks the {{ kind }} Degraded and fails the
+    /// reconciliation, which is retried after a backoff.
+    #[tokio::test]
+    async fn a_failed_apply_is_degraded() {
+        let (result, conditions) = reconcile_with({{ kind_snake }}(1, true), |mut api_server| async move {
+            let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
+            answer_error(send, StatusCode::NOT_FOUND, "NotFound");
+            let url = format!("{DEPLOYMENT_URL}?&force=true&fieldManager={CONTROLLER_NAME}");
+            let (_, send) = expect(&mut api_server, Method::PATCH, &url).await;
+            answer_error(send, StatusCode::FORBIDDEN, "Forbidden");
+            let conditions = expect_status(&mut api_server).await;
+            expect_no_more_requests(api_server).await;
+            conditions
+        })
+        .await;
+        let error = result.unwrap_err();
+        assert!(matches!(error, Error::ApplyDeployment { .. }), "{error:?}");
+        assert_eq!(error.to_string(), "cannot apply Deployment default/test");
+        assert_eq!(conditions[DEGRADED]["status"], "True");
+        assert_eq!(conditions[DEGRADED]["reason"], DEPLOYMENT_FAILED);
+
+        let action = error_policy(Arc::new({{ kind_snake }}(1, true)), &error, test_context());
+        // The first failure of an object is retried after 5 ms, the next after 10 ms …
+        assert_eq!(action, Action::requeue(Duration::from_millis(5)));
+    }
+
+    /// The Deployment runs the image with the flags given to `operator-rs create api`, as the
+    /// restricted Pod Security Standard requires, and belongs to its {{ kind }}.
+    #[test]
+    fn the_deployment() {
+        let deployment = serde_json::to_value(deployment(&{{ kind_snake }}(2, true), IMAGE)).unwrap();
+        let metadata = &deployment["metadata"];
+        assert_eq!(metadata["name"], "test");
+        assert_eq!(metadata["namespace"], "default");
+        assert_eq!(metadata["labels"]["app.kubernetes.io/managed-by"], MANAGED_BY);
+        let owner = &metadata["ownerReferences"][0];
+        assert_eq!(owner["kind"], "{{ kind }}");
+        assert_eq!(owner["name"], "test");
+        assert_eq!(owner["uid"], "0b1c2d3e");
+        assert_eq!(owner["controller"], true);
+        assert_eq!(owner["blockOwnerDeletion"], true);
+
+        let spec = &deployment["spec"];
+        assert_eq!(spec["replicas"], 2);
+        let selector = &spec["selector"]["matchLabels"];
+        assert_eq!(
+            *selector,
+            json!({ "app.kubernetes.io/instance": "test", "app.kubernetes.io/name": "{{ kind_lower }}" })
+        );
+        let pod = &spec["template"];
+        for (key, value) in selector.as_object().unwrap() {
+            assert_eq!(&pod["metadata"]["labels"][key], value, "pod label {key}");
+        }
+        assert_eq!(pod["spec"]["securityContext"]["runAsNonRoot"], true);
+        assert_eq!(
+            pod["spec"]["securityContext"]["seccompProfile"]["type"],
+            "RuntimeDefault"
+        );
+        let container = &pod["spec"]["containers"][0];
+        assert_eq!(container["image"], IMAGE);
+{%- if container_command | length > 0 %}
+        assert_eq!(
+            container["command"],
+            json!([{% for arg in container_command %}{{ arg }}{% if not loop.last %}, {% endif %}{% endfor %}])
+        );
+{%- endif %}
+{%- if has_container_port %}
+        assert_eq!(container["ports"][0]["containerPort"], {{ container_port }});
+{%- endif %}
+        let security = &container["securityContext"];
+        assert_eq!(security["runAsNonRoot"], true);
+{%- if has_run_as_user %}
+        assert_eq!(security["runAsUser"], {{ run_as_user }});
+{%- endif %}
+        assert_eq!(security["allowPrivilegeEscalation"], false);
+        assert_eq!(security["capabilities"]["drop"], json!(["ALL"]));
+    }
+
+    #[test]
+    fn image_tags() {
+        assert_eq!(image_tag("memcached:1.6.26-alpine3.19"), Some("1.6.26-alpine3.19"));
+        assert_eq!(image_tag("registry:5000/team/memcached:v2"), Some("v2"));
+        assert_eq!(image_tag("registry:5000/team/memcached"), None);
+        assert_eq!(image_tag("memcached"), None);
+        assert_eq!(image_tag("memcached:1.6@sha256:abcd"), Some("1.6"));
+        assert_eq!(image_tag("memcached:_x"), None);
+    }
+
+    /// Metrics for a test: a registry of its own, so tests do not share counters.
+    fn test_metrics() -> ControllerMetrics {
+        crate::manager::metrics::Metrics::new().controller(CONTROLLER_NAME, 1)
+    }
+
+    /// A context for calls that make no requests.
+    fn test_context() -> Arc<Context> {
+        let (service, _) = mock::pair::<Request<Body>, Response<Body>>();
+        let client = Client::new(service, "default");
+        Arc::new(Context::new(client, test_metrics(), IMAGE.to_owned()))
+    }
+}

@@ -1,0 +1,26 @@
+{{ rust_header }}//! End-to-end tests: the operator built into an image, deployed to a cluster and checked there,
+//! like the `test/e2e` suite of a kubebuilder project.
+//!
+//! Run them with `make test-e2e`. It creates a Kind cluster (`KIND_CLUSTER`, deleted again when
+//! every test passed) and runs `cargo test --test e2e -- --ignored --test-threads=1`; the first
+//! test builds the manager image, loads it into Kind, installs the CRDs, deploys the manager and
+//! waits for it (see [`support`]). `make test-e2e KIND_CLUSTER= IMG=<registry>/<image>:<tag>` runs
+//! them against the cluster of your current kubeconfig context instead, pushing the image there.
+//!
+//! Every test is `#[ignore]`d, so a plain `cargo test` (`make test`) only compiles them and runs
+//! the unit tests of the helpers in [`support`]: no cluster, no Docker.
+//!
+//! cert-manager is not installed: if you enable webhooks or the cert-manager patches of
+//! `config/default`, install it in the cluster before the tests, e.g. with
+//! `kubectl apply -f https://github.com/cert-manager/cert-manager/releases/download/<version>/cert-manager.yaml`.
+//!
+//! - [`manager`]: the manager's pod runs, and its `/metrics` endpoint serves an authorized caller.
+//! - One module per kind whose controller `operator-rs create api --image` wrote, listed below.
+//!   Add your own next to them: a `#[test] #[ignore = "..."]` function that calls
+//!   [`support::run`].
+
+mod manager;
+mod support;
+
+// The e2e tests of each kind (`operator-rs create api --image ...` adds its module here).
+// +operator-rs:scaffold:e2e-modules
