@@ -199,24 +199,31 @@ pub struct CreateApiArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
     pub make: bool,
 
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// The deploy-image plugin's flags (last: `--help` lists them under their own heading).
+    #[command(flatten)]
+    pub deploy_image: DeployImageArgs,
+}
+
+/// `create api`'s deploy-image plugin (`src/commands/deploy_image.rs`), under one heading of
+/// `--help`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Plugin deploy-image/v1-alpha")]
+pub struct DeployImageArgs {
     /// Plugins to run (comma-separated): `deploy-image/v1-alpha` writes a controller that runs
     /// --image in a Deployment. Implied by --image.
     #[arg(
         long,
         value_delimiter = ',',
         value_name = "PLUGIN",
-        allow_hyphen_values = true,
-        help_heading = "Plugin deploy-image/v1-alpha"
+        allow_hyphen_values = true
     )]
     pub plugins: Vec<String>,
 
     /// Container image that the controller runs for each custom resource (deploy-image plugin).
-    #[arg(
-        long,
-        value_name = "IMAGE",
-        allow_hyphen_values = true,
-        help_heading = "Plugin deploy-image/v1-alpha"
-    )]
+    #[arg(long, value_name = "IMAGE", allow_hyphen_values = true)]
     pub image: Option<String>,
 
     /// Command of the container, comma-separated, e.g. "memcached,--memory-limit=64,-v".
@@ -224,8 +231,7 @@ pub struct CreateApiArgs {
         long,
         value_name = "ARGS",
         allow_hyphen_values = true,
-        requires = "image",
-        help_heading = "Plugin deploy-image/v1-alpha"
+        requires = "image"
     )]
     pub image_container_command: Option<String>,
 
@@ -234,8 +240,7 @@ pub struct CreateApiArgs {
         long,
         value_name = "PORT",
         allow_hyphen_values = true,
-        requires = "image",
-        help_heading = "Plugin deploy-image/v1-alpha"
+        requires = "image"
     )]
     pub image_container_port: Option<String>,
 
@@ -244,13 +249,9 @@ pub struct CreateApiArgs {
         long,
         value_name = "UID",
         allow_hyphen_values = true,
-        requires = "image",
-        help_heading = "Plugin deploy-image/v1-alpha"
+        requires = "image"
     )]
     pub run_as_user: Option<String>,
-
-    #[command(flatten)]
-    pub common: CommonArgs,
 }
 
 #[derive(Debug, Args)]

@@ -207,8 +207,7 @@ impl Request {
     /// `--resource` and `--controller` default to true; like kubebuilder, operator-rs asks when
     /// they are not given and a person is at the terminal.
     pub fn from_args(args: &CreateApiArgs) -> Result<Self> {
-        let deploy_image = DeployImage::from_args(args)?;
-        if deploy_image.is_some() {
+        if let Some(deploy_image) = DeployImage::from_args(&args.deploy_image)? {
             return Self::for_deploy_image(args, deploy_image);
         }
         let ask = |question: &str, given: Option<bool>| -> Result<bool> {
@@ -234,7 +233,7 @@ impl Request {
     /// The deploy-image plugin always writes a namespaced kind (its pods run in the custom
     /// resource's namespace) and, unless `--controller=false` (for a second version of a kind:
     /// a kind has one controller), its controller. Flags that say otherwise are refused.
-    fn for_deploy_image(args: &CreateApiArgs, deploy_image: Option<DeployImage>) -> Result<Self> {
+    fn for_deploy_image(args: &CreateApiArgs, deploy_image: DeployImage) -> Result<Self> {
         if args.resource == Some(false) {
             return Err(InvalidInput::new(
                 "--resource",
@@ -260,7 +259,7 @@ impl Request {
             resource: true,
             controller: args.controller.unwrap_or(true),
             force: args.force,
-            deploy_image,
+            deploy_image: Some(deploy_image),
         })
     }
 }

@@ -10,7 +10,7 @@ use serde_yaml::{Mapping, Value};
 use tera::Context;
 
 use super::resource::{InsertRow, TemplateRow, insert, kind_file};
-use crate::cli::CreateApiArgs;
+use crate::cli::DeployImageArgs;
 use crate::names::{InvalidInput, Kind};
 use crate::project::Project;
 use crate::scaffold::Plan;
@@ -55,7 +55,7 @@ pub struct DeployImage {
 
 impl DeployImage {
     /// The plugin's options if it was asked for (`--image`, or `--plugins` naming it).
-    pub fn from_args(args: &CreateApiArgs) -> Result<Option<Self>> {
+    pub fn from_args(args: &DeployImageArgs) -> Result<Option<Self>> {
         let mut wanted = false;
         for plugin in &args.plugins {
             match plugin.trim() {
@@ -149,6 +149,7 @@ impl DeployImage {
         entry.insert("options".into(), Value::Mapping(options));
         entry.insert("version".into(), version.into());
 
+        // `plugins.<key>.resources`, created as needed (and replaced if it is not a list).
         let config = project
             .plugins
             .entry(PLUGIN_KEY.to_string())
@@ -156,18 +157,15 @@ impl DeployImage {
         if !config.is_mapping() {
             *config = Value::Mapping(Mapping::new());
         }
-        let Value::Mapping(config) = config else {
-            unreachable!("made a mapping above")
-        };
         let resources = config
+            .as_mapping_mut()
+            .expect("a mapping")
             .entry("resources".into())
             .or_insert_with(|| Value::Sequence(Vec::new()));
         if !resources.is_sequence() {
             *resources = Value::Sequence(Vec::new());
         }
-        let Value::Sequence(resources) = resources else {
-            unreachable!("made a sequence above")
-        };
+        let resources = resources.as_sequence_mut().expect("a sequence");
         let same = |r: &Value| {
             r.get("group").and_then(Value::as_str) == Some(group)
                 && r.get("version").and_then(Value::as_str) == Some(version)
