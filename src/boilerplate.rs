@@ -35,6 +35,73 @@ limitations under the License."
     }
 }
 
+/// Checks a license header as read back from `hack/boilerplate.rs.txt`, which goes on top of
+/// every generated Rust file: it must be nothing but plain comments (`//` lines or `/* */`
+/// blocks; not doc comments, which would attach to the wrong item or come after the file's own
+/// `//!`), without the bidirectional-text controls that rustc refuses in comments. The error
+/// says what is wrong, for a message about the file.
+pub fn check_header(text: &str) -> Result<(), String> {
+    if let Some(c) = text
+        .chars()
+        .find(|&c| crate::names::is_bidi_control(c) || (c.is_control() && !"\n\r\t".contains(c)))
+    {
+        return Err(format!(
+            "has the character U+{:04X}, which rustc refuses in comments",
+            u32::from(c)
+        ));
+    }
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            return Ok(());
+        }
+        let doc = ["///", "//!", "/**", "/*!"]
+            .iter()
+            .any(|d| rest.starts_with(d) && !rest.starts_with("////") && !rest.starts_with("/***"))
+            && !rest.starts_with("/**/");
+        if doc {
+            return Err("has a doc comment (///, //!, /** or /*!); use plain // comments".into());
+        }
+        if let Some(line) = rest.strip_prefix("//") {
+            rest = line.split_once('\n').map_or("", |(_, next)| next);
+        } else if rest.starts_with("/*") {
+            // Block comments nest in Rust.
+            let mut depth = 0usize;
+            let mut end = None;
+            let bytes = rest.as_bytes();
+            let mut i = 0;
+            while i + 1 < bytes.len() {
+                match &bytes[i..i + 2] {
+                    b"/*" => {
+                        depth += 1;
+                        i += 2;
+                    }
+                    b"*/" => {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            end = Some(i);
+                            break;
+                        }
+                    }
+                    _ => i += 1,
+                }
+            }
+            match end {
+                Some(i) => rest = &rest[i..],
+                None => return Err("has a /* comment that is never closed".into()),
+            }
+        } else {
+            let line = rest.lines().next().unwrap_or_default();
+            return Err(format!(
+                "has a line that is not a comment: {}",
+                crate::names::shown(line)
+            ));
+        }
+    }
+}
+
 /// The current year, or the year of `SOURCE_DATE_EPOCH` when set (the reproducible-builds
 /// convention), so that snapshot tests and packagers get byte-identical trees.
 pub fn current_year() -> i64 {
@@ -99,5 +166,33 @@ mod tests {
         );
         assert!(h.lines().all(|l| l.starts_with("//") && l == l.trim_end()));
         assert!(header(License::Apache2, "", 2026).starts_with("// Copyright 2026.\n"));
+        assert_eq!(check_header(&h), Ok(()));
+    }
+
+    #[test]
+    fn headers_read_back_must_be_plain_comments() {
+        for ok in [
+            "",
+            "// Copyright Acme\n//\n",
+            "/*\nCopyright 2026 The Kubernetes authors.\n*/\n",
+            "/* a /* nested */ b */ // and a line\n",
+            "//// four slashes are a plain comment\n/**/\n",
+            "// Zoë 株式会社 😀\n",
+        ] {
+            assert_eq!(check_header(ok), Ok(()), "{ok:?}");
+        }
+        for (bad, why) in [
+            ("Copyright Acme\n", "not a comment"),
+            ("// ok\nfn main() {}\n", "not a comment"),
+            ("/// Copyright\n", "doc comment"),
+            ("//! Copyright\n", "doc comment"),
+            ("/** x */\n", "doc comment"),
+            ("/* never closed\n", "never closed"),
+            ("// a \u{202e} b\n", "U+202E"),
+            ("// a \u{0} b\n", "U+0000"),
+        ] {
+            let err = check_header(bad).unwrap_err();
+            assert!(err.contains(why), "{bad:?}: {err}");
+        }
     }
 }

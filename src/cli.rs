@@ -20,6 +20,11 @@ command records what it did in PROJECT (kubebuilder's version \"3\" format).",
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// Show the output of the programs operator-rs runs (`make manifests`) as they run; without
+    /// it, their output is shown only if they fail.
+    #[arg(long, global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -363,5 +368,20 @@ mod tests {
             };
             assert_eq!(init.namespaced, want);
         }
+    }
+
+    #[test]
+    fn verbose_goes_before_or_after_the_command() {
+        for argv in [
+            ["operator-rs", "--verbose", "create", "webhook"],
+            ["operator-rs", "create", "webhook", "--verbose"],
+        ] {
+            let mut argv = argv.to_vec();
+            argv.extend(["--group", "g", "--version", "v1", "--kind", "K"]);
+            assert!(Cli::try_parse_from(argv).unwrap().verbose);
+        }
+        let argv = ["operator-rs", "create", "webhook", "--group", "g"];
+        let argv = [&argv[..], &["--version", "v1", "--kind", "K"]].concat();
+        assert!(!Cli::try_parse_from(argv).unwrap().verbose);
     }
 }

@@ -8,4 +8,5 @@ pub mod commands;
 pub mod context;
 pub mod names;
 pub mod project;
+pub mod runtime_crate;
 pub mod scaffold;

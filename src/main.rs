@@ -1,7 +1,9 @@
 //! operator-rs: scaffold Kubernetes operators in Rust on kube-rs, the kubebuilder way.
 //!
 //! The entry point parses the command line, runs the command and turns any error into one line on
-//! stderr and a non-zero exit code (2 for usage errors, as clap does; 1 for everything else).
+//! stderr and a non-zero exit code (2 for usage errors, as clap does; 128 + the signal's number
+//! when SIGINT, SIGTERM or SIGHUP ends a writing command, see `scaffold::lock`; 1 for everything
+//! else).
 
 use std::process::ExitCode;
 
@@ -10,6 +12,7 @@ use clap::error::ErrorKind;
 
 use operator_rs::cli::{Cli, Command, CreateCommand};
 use operator_rs::commands;
+use operator_rs::scaffold;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -44,6 +47,23 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     let cwd = std::env::current_dir()?;
+    commands::set_verbose(cli.verbose);
+    // A command that writes holds the project lock from before it reads the project until it
+    // ends; taking it finishes or undoes a command that was killed while writing there.
+    let dry_run = match &cli.command {
+        Command::Init(args) => Some(args.common.dry_run),
+        Command::Create(CreateCommand::Api(args)) => Some(args.common.dry_run),
+        Command::Create(CreateCommand::Webhook(args)) => Some(args.common.dry_run),
+        Command::Version | Command::Completion { .. } => None,
+    };
+    let _lock = match dry_run {
+        Some(false) => Some(scaffold::lock(&cwd)?),
+        Some(true) => {
+            scaffold::refuse_unfinished(&cwd)?;
+            None
+        }
+        None => None,
+    };
     match cli.command {
         Command::Init(args) => commands::init::run(&args, &cwd),
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&args, &cwd),

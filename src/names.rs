@@ -2,42 +2,60 @@
 //!
 //! Every name a user types ends up in file paths, Rust identifiers, YAML and Kubernetes object
 //! names, so each one is a newtype whose constructor enforces the rule kubebuilder applies
-//! (reference §4.2) and reports a failure as [`InvalidInput`]: the flag, the value and the rule,
-//! on one line. The DNS rules alone already exclude path separators, `..`, white space, control
+//! (reference §4.2), narrowed where a wider name would give a project that cannot build or
+//! deploy, and reports a failure as [`InvalidInput`]: the flag, the value and the rule, on one
+//! line. The DNS rules alone already exclude path separators, `..`, white space, control
 //! characters and template syntax, which is what keeps a name from escaping the project folder
 //! or a template.
+//!
+//! The free-text values (`--owner`, the deploy-image plugin's command) are checked for where they
+//! land by [`check_line_text`] and encoded by [`rust_str_literal`] (Rust) and
+//! [`crate::project::yaml_str`] (YAML).
 
+use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::LazyLock;
 
-/// A rejected command-line value: which flag, what value, which rule it broke.
+/// A rejected command-line value: which flag (or PROJECT key), what value, which rule it broke.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidInput {
-    pub flag: &'static str,
+    pub flag: Cow<'static, str>,
     pub value: String,
     pub rule: String,
 }
 
 impl InvalidInput {
-    pub fn new(flag: &'static str, value: &str, rule: impl Into<String>) -> Self {
+    pub fn new(flag: impl Into<Cow<'static, str>>, value: &str, rule: impl Into<String>) -> Self {
         Self {
-            flag,
+            flag: flag.into(),
             value: value.to_string(),
             rule: rule.into(),
         }
     }
 }
 
+/// A value as messages show it: quoted, with control and invisible characters escaped (so the
+/// message stays on one line whatever was typed), and shortened when very long.
+pub fn shown(value: &str) -> String {
+    let count = value.chars().count();
+    if count > 80 {
+        let head: String = value.chars().take(60).collect();
+        format!("{head:?}… ({count} characters)")
+    } else {
+        format!("{value:?}")
+    }
+}
+
 impl fmt::Display for InvalidInput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Debug formatting quotes the value and escapes control characters, so the message
-        // stays on one line whatever was typed. Very long values are shortened.
-        let shown: String = if self.value.chars().count() > 80 {
-            let head: String = self.value.chars().take(60).collect();
-            format!("{head:?}… ({} characters)", self.value.chars().count())
-        } else {
-            format!("{:?}", self.value)
-        };
-        write!(f, "invalid value {shown} for {}: {}", self.flag, self.rule)
+        write!(
+            f,
+            "invalid value {} for {}: {}",
+            shown(&self.value),
+            self.flag,
+            self.rule
+        )
     }
 }
 
@@ -70,6 +88,10 @@ pub fn is_dns1035_label(s: &str) -> bool {
     is_dns1123_label(s) && s.as_bytes()[0].is_ascii_lowercase()
 }
 
+/// The longest domain: the leader-election Lease `<8 hex digits>.<domain>` is a DNS-1123
+/// subdomain too.
+pub const MAX_DOMAIN: usize = 253 - "01234567.".len();
+
 /// The project's domain (`--domain`); API groups are `<group>.<domain>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Domain(String);
@@ -86,6 +108,16 @@ impl Domain {
         if !is_dns1123_subdomain(value) {
             return Err(InvalidInput::new("--domain", value, DNS1123_SUBDOMAIN_RULE));
         }
+        if value.len() > MAX_DOMAIN {
+            return Err(InvalidInput::new(
+                "--domain",
+                value,
+                format!(
+                    "must be at most {MAX_DOMAIN} characters: the manager's leader-election Lease \
+                     is named <8 hex digits>.<domain>, and API groups <group>.<domain>, both at most 253"
+                ),
+            ));
+        }
         Ok(Self(value.to_string()))
     }
 
@@ -94,44 +126,78 @@ impl Domain {
     }
 }
 
-/// The project's name (`--project-name`): Cargo package name, kustomize name prefix and
-/// namespace `<name>-system`, so it has to be a DNS-1123 label.
+/// The longest name a project may have. kustomize prefixes `<name>-` to every object of
+/// `config/default`, and the longest prefixed name that must stay a DNS-1035 label (63
+/// characters) is the Service `controller-manager-metrics-service` (a test checks the templates).
+pub const MAX_PROJECT_NAME: usize = 63 - "-controller-manager-metrics-service".len();
+
+/// The project's name (`--project-name`): Cargo package name, kustomize name prefix, namespace
+/// `<name>-system` and the value of the `app.kubernetes.io/name` label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectName(String);
 
 impl ProjectName {
     pub fn parse(value: &str) -> Result<Self, InvalidInput> {
-        if value.is_empty() {
-            return Err(InvalidInput::new(
-                "--project-name",
-                value,
-                "must not be empty",
-            ));
-        }
-        if !is_dns1123_label(value) {
-            return Err(InvalidInput::new(
-                "--project-name",
-                value,
-                DNS1123_LABEL_RULE,
-            ));
-        }
+        Self::check(value).map_err(|rule| InvalidInput::new("--project-name", value, rule))?;
         Ok(Self(value.to_string()))
     }
 
+    /// The rule `value` breaks, if any.
+    fn check(value: &str) -> Result<(), String> {
+        if value.is_empty() {
+            return Err("must not be empty".into());
+        }
+        if !is_dns1123_label(value) {
+            return Err(DNS1123_LABEL_RULE.into());
+        }
+        if !value.starts_with(|c: char| c.is_ascii_lowercase()) {
+            return Err(
+                "must start with a letter: it is the Cargo package name, which cannot \
+                        start with a digit, and begins the names of the project's Services"
+                    .into(),
+            );
+        }
+        if value.len() > MAX_PROJECT_NAME {
+            return Err(format!(
+                "must be at most {MAX_PROJECT_NAME} characters: kustomize prefixes it to the \
+                 Service controller-manager-metrics-service, whose name must not exceed 63"
+            ));
+        }
+        let crate_name = value.replace('-', "_");
+        if RUST_KEYWORDS.contains(&crate_name.as_str()) {
+            return Err(format!(
+                "its crate name {crate_name:?} is a Rust keyword, which cannot name a crate"
+            ));
+        }
+        if is_crate_name(&crate_name) {
+            return Err(format!(
+                "its crate name {crate_name:?} is the name of a crate that the generated project \
+                 uses, and the two would clash"
+            ));
+        }
+        if is_yaml_ambiguous(value) {
+            return Err(YAML_WORD_RULE.into());
+        }
+        Ok(())
+    }
+
     /// The default name: the folder's name, lower-cased (as kubebuilder does). When that is
-    /// not a valid name the error says where it came from and how to override it.
+    /// not a valid name the error says where it came from, and suggests a name to pass to
+    /// `--project-name`.
     pub fn from_folder(folder: &str) -> Result<Self, InvalidInput> {
         let lowered = folder.to_lowercase();
-        Self::parse(&lowered).map_err(|err| {
+        Self::check(&lowered).map_err(|rule| {
+            let example = match suggest_project_name(&lowered) {
+                Some(name) => format!("--project-name {name}"),
+                None => "--project-name <name>".to_string(),
+            };
             InvalidInput::new(
                 "--project-name",
                 &lowered,
-                format!(
-                    "{} (derived from the folder name; pass --project-name to choose one)",
-                    err.rule
-                ),
+                format!("{rule} (derived from the folder name; pass a valid name, e.g. {example})"),
             )
-        })
+        })?;
+        Ok(Self(lowered))
     }
 
     pub fn as_str(&self) -> &str {
@@ -139,7 +205,29 @@ impl ProjectName {
     }
 }
 
-/// Rust keywords: a kind, group or version whose module name would be one cannot be used.
+/// A valid project name close to `wanted`: letters and digits kept, everything else a `-`.
+fn suggest_project_name(wanted: &str) -> Option<String> {
+    let mut name = String::new();
+    for c in wanted.chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            name.push(c);
+        } else if !name.ends_with('-') && !name.is_empty() {
+            name.push('-');
+        }
+    }
+    let mut name = name.trim_matches('-').to_string();
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        name = format!("my-{name}");
+    }
+    if ProjectName::check(&name).is_err() {
+        name = format!("{name}-operator");
+    }
+    name.truncate(MAX_PROJECT_NAME);
+    let name = name.trim_end_matches('-').to_string();
+    ProjectName::check(&name).is_ok().then_some(name)
+}
+
+/// Rust keywords (strict, reserved and 2024's `gen`): no module or crate can have these names.
 const RUST_KEYWORDS: &[&str] = &[
     "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
     "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
@@ -147,6 +235,74 @@ const RUST_KEYWORDS: &[&str] = &[
     "use", "where", "while", "abstract", "become", "box", "do", "final", "macro", "override",
     "priv", "try", "typeof", "unsized", "virtual", "yield",
 ];
+
+/// Rust's primitive types: a module of that name would shadow the type where it is declared.
+const RUST_PRIMITIVES: &[&str] = &[
+    "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+    "i128", "isize", "f16", "f32", "f64", "f128",
+];
+
+/// Crates every Rust program can name.
+const STD_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
+
+/// Modules declared next to the ones operator-rs adds: tests/e2e/main.rs has `mod manager;` and
+/// `use operator_rs_runtime::e2e;` beside one module per deploy-image kind.
+const SIBLING_MODULES: &[&str] = &["manager", "e2e"];
+
+/// The manifests of the generated project and of its runtime crate: their dependencies are
+/// the crates its code names, so no module or crate of the project may take those names.
+const PROJECT_MANIFESTS: [&str; 2] = [
+    include_str!("../templates/init/Cargo.toml"),
+    include_str!("../runtime/Cargo.toml"),
+];
+
+/// Crate names (`-` as `_`) of the runtime crate and of every dependency in [`PROJECT_MANIFESTS`].
+static DEPENDENCY_CRATES: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
+    let mut names = BTreeSet::from(["operator_rs_runtime".to_string()]);
+    for manifest in PROJECT_MANIFESTS {
+        let Ok(doc) = manifest.parse::<toml_edit::DocumentMut>() else {
+            continue;
+        };
+        for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            if let Some(deps) = doc.get(table).and_then(|t| t.as_table_like()) {
+                names.extend(deps.iter().map(|(name, _)| name.replace('-', "_")));
+            }
+        }
+    }
+    names
+});
+
+/// Whether `name` is the name of a crate that the generated code can refer to.
+fn is_crate_name(name: &str) -> bool {
+    STD_CRATES.contains(&name) || DEPENDENCY_CRATES.contains(name)
+}
+
+/// Why `module` cannot name a module of the generated project, if it cannot.
+pub fn reserved_module(module: &str) -> Option<&'static str> {
+    if RUST_KEYWORDS.contains(&module) {
+        Some("is a Rust keyword")
+    } else if RUST_PRIMITIVES.contains(&module) {
+        Some("is a Rust primitive type")
+    } else if is_crate_name(module) {
+        Some("is the name of a crate that the generated code uses")
+    } else if SIBLING_MODULES.contains(&module) {
+        Some("is a module that the generated project already has")
+    } else {
+        None
+    }
+}
+
+const YAML_WORD_RULE: &str = "reads as a boolean or null in YAML (y, yes, n, no, on, off, true, \
+                              false, null, in any case), where it is written unquoted";
+
+/// Words that YAML 1.1 readers (kubectl, kustomize, Go) read as booleans or null: a name that
+/// lands in YAML on its own must not be one of them.
+pub fn is_yaml_ambiguous(value: &str) -> bool {
+    matches!(
+        value.to_ascii_lowercase().as_str(),
+        "y" | "yes" | "n" | "no" | "true" | "false" | "on" | "off" | "null" | "~"
+    )
+}
 
 /// An API group as typed (`crew`, `foo.policy`, `sea-creatures`); the full group is `<group>.<domain>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,6 +341,26 @@ impl Group {
         Ok(group)
     }
 
+    /// In a multigroup project the group names Rust modules (`src/api/<group>/`): refuses groups
+    /// whose module name would not be a valid, free module name (`3d`, `kube`).
+    pub fn check_module(&self) -> Result<(), InvalidInput> {
+        let module = self.module();
+        let rule = if module.starts_with(|c: char| c.is_ascii_digit()) {
+            format!(
+                "in a multigroup project the group names a Rust module, which cannot start with \
+                 a digit (`pub mod {module};`); choose a group that starts with a letter"
+            )
+        } else if let Some(reason) = reserved_module(&module) {
+            format!(
+                "in a multigroup project the group names the Rust module {module:?}, which \
+                 {reason}; choose another group"
+            )
+        } else {
+            return Ok(());
+        };
+        Err(InvalidInput::new("--group", &self.0, rule))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -218,11 +394,11 @@ impl Version {
                  like Kubernetes versions: v1, v1alpha1, v2beta3",
             ));
         }
-        if RUST_KEYWORDS.contains(&value) {
+        if let Some(reason) = reserved_module(value) {
             return Err(InvalidInput::new(
                 "--version",
                 value,
-                "is a Rust keyword and cannot name a module",
+                format!("names a Rust module, and {value:?} {reason}; choose another version"),
             ));
         }
         Ok(Self(value.to_string()))
@@ -233,6 +409,10 @@ impl Version {
     }
 }
 
+/// The longest kind: Kubernetes requires the lower-cased list kind, `<Kind>List`, to be a
+/// DNS-1035 label of at most 63 characters.
+pub const MAX_KIND: usize = 63 - "List".len();
+
 /// A kind (`Captain`, `FirstMate`): PascalCase, because it names a Rust type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kind(String);
@@ -241,34 +421,37 @@ impl Kind {
     /// kubebuilder's rule (lower-cased it is a DNS-1035 label, first letter upper-case), narrowed
     /// to letters and digits because the kind is a Rust type name.
     pub fn parse(value: &str) -> Result<Self, InvalidInput> {
+        let invalid = |rule: String| InvalidInput::new("--kind", value, rule);
         if value.is_empty() {
-            return Err(InvalidInput::new(
-                "--kind",
-                value,
-                "must not be empty (for example --kind Memcached)",
+            return Err(invalid(
+                "must not be empty (for example --kind Memcached)".into(),
             ));
         }
         if !value.starts_with(|c: char| c.is_ascii_uppercase()) {
-            return Err(InvalidInput::new(
-                "--kind",
-                value,
-                "must start with an upper-case letter (PascalCase, like Memcached)",
+            return Err(invalid(
+                "must start with an upper-case letter (PascalCase, like Memcached)".into(),
             ));
         }
-        if !value.chars().all(|c| c.is_ascii_alphanumeric()) || value.len() > 63 {
-            return Err(InvalidInput::new(
-                "--kind",
-                value,
-                "must be PascalCase: an upper-case letter followed by letters and digits, at most 63 characters",
+        if !value.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(invalid(
+                "must be PascalCase: an upper-case letter followed by letters and digits".into(),
             ));
+        }
+        if value.len() > MAX_KIND {
+            return Err(invalid(format!(
+                "must be at most {MAX_KIND} characters: Kubernetes limits the list kind, \
+                 {value}List, to 63"
+            )));
+        }
+        if is_yaml_ambiguous(value) {
+            return Err(invalid(YAML_WORD_RULE.into()));
         }
         let kind = Self(value.to_string());
-        if RUST_KEYWORDS.contains(&kind.snake().as_str()) {
-            return Err(InvalidInput::new(
-                "--kind",
-                value,
-                "its module name would be a Rust keyword; choose another kind",
-            ));
+        if let Some(reason) = reserved_module(&kind.snake()) {
+            return Err(invalid(format!(
+                "its Rust module name {:?} {reason}; choose another kind",
+                kind.snake()
+            )));
         }
         Ok(kind)
     }
@@ -365,7 +548,91 @@ pub fn parse_plural(value: &str) -> Result<String, InvalidInput> {
             "must be a DNS-1035 label: at most 63 lower-case letters, digits and '-', starting with a letter",
         ));
     }
+    if is_yaml_ambiguous(value) {
+        return Err(InvalidInput::new("--plural", value, YAML_WORD_RULE));
+    }
     Ok(value.to_string())
+}
+
+/// Why `text` cannot be written into a comment or a line of text of a generated file, if it
+/// cannot: line breaks and other control characters, bidirectional-text controls (which rustc
+/// refuses even in comments: they can make code read differently from what it does),
+/// invisible formatting characters, and white space other than the plain space.
+pub fn check_line_text(text: &str) -> Result<(), String> {
+    for c in text.chars() {
+        let problem =
+            if c == '\n' || c == '\r' || c == '\u{85}' || c == '\u{2028}' || c == '\u{2029}' {
+                "a line break"
+            } else if c.is_control() {
+                "a control character"
+            } else if is_bidi_control(c) {
+                "a bidirectional-text control, which rustc refuses in source files"
+            } else if is_format_char(c) {
+                "an invisible formatting character"
+            } else if c.is_whitespace() && c != ' ' {
+                "white space other than a plain space"
+            } else {
+                continue;
+            };
+        return Err(format!(
+            "must be one line of visible text, but has {problem} (U+{:04X})",
+            u32::from(c)
+        ));
+    }
+    Ok(())
+}
+
+/// Unicode's bidirectional-text controls (rustc's `text_direction_codepoint_in_comment` and
+/// `..._in_literal` lints refuse them).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{61C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Unicode's format characters (general category Cf): invisible, and some reorder text.
+pub fn is_format_char(c: char) -> bool {
+    matches!(c,
+        '\u{AD}'
+        | '\u{600}'..='\u{605}'
+        | '\u{61C}'
+        | '\u{6DD}'
+        | '\u{70F}'
+        | '\u{890}'..='\u{891}'
+        | '\u{8E2}'
+        | '\u{180E}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{206F}'
+        | '\u{FEFF}'
+        | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{110BD}'
+        | '\u{110CD}'
+        | '\u{13430}'..='\u{1343F}'
+        | '\u{1BCA0}'..='\u{1BCA3}'
+        | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0001}'
+        | '\u{E0020}'..='\u{E007F}')
+}
+
+/// `text` as a Rust string literal, quotes included, in plain ASCII: every other character is
+/// escaped (`\u{a0}`), so that the literal means `text` exactly, whatever it holds, and no
+/// invisible or bidirectional character reaches the source file.
+pub fn rust_str_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(c),
+            _ => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -419,6 +686,15 @@ mod tests {
         assert!(!err.contains('\n'), "{err}");
         let err = Domain::parse(&"x".repeat(300)).unwrap_err().to_string();
         assert!(err.contains("(300 characters)"), "{err}");
+        let long = format!(
+            "{}.{}.{}.{}",
+            "a".repeat(63),
+            "b".repeat(63),
+            "c".repeat(63),
+            "d".repeat(60)
+        );
+        assert!(Domain::parse(&long).unwrap_err().rule.contains("Lease"));
+        assert!(Domain::parse(&long[..MAX_DOMAIN]).is_ok());
     }
 
     #[test]
@@ -484,6 +760,140 @@ mod tests {
         }
         assert!(parse_plural("admirales").is_ok());
         assert_eq!(parse_plural("Admirales").unwrap_err().flag, "--plural");
+    }
+
+    #[test]
+    fn project_names_that_would_not_build_or_deploy() {
+        for (bad, rule) in [
+            ("3d-printer", "start with a letter"),
+            ("a".repeat(MAX_PROJECT_NAME + 1).as_str(), "at most"),
+            ("fn", "Rust keyword"),
+            ("kube", "crate"),
+            ("serde-json", "crate"),
+            ("operator-rs-runtime", "crate"),
+            ("std", "crate"),
+            ("yes", "YAML"),
+            ("off", "YAML"),
+        ] {
+            let err = ProjectName::parse(bad).unwrap_err().to_string();
+            assert!(err.contains(rule), "{bad}: {err}");
+        }
+        assert!(ProjectName::parse(&"a".repeat(MAX_PROJECT_NAME)).is_ok());
+        for (folder, suggestion) in [
+            ("My_Project", "--project-name my-project"),
+            ("3D Printer", "--project-name my-3d-printer"),
+            ("Kube", "--project-name kube-operator"),
+        ] {
+            let err = ProjectName::from_folder(folder).unwrap_err().to_string();
+            assert!(err.contains(suggestion), "{folder}: {err}");
+            let name = suggestion.trim_start_matches("--project-name ");
+            assert!(ProjectName::parse(name).is_ok(), "{name}");
+        }
+    }
+
+    /// The longest project name keeps every prefixed Service name a DNS-1035 label.
+    #[test]
+    fn the_longest_project_name_fits_every_service() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+        let mut longest = 0;
+        for entry in walkdir::WalkDir::new(root) {
+            let entry = entry.unwrap();
+            let is_yaml = entry.path().extension().is_some_and(|e| e == "yaml");
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            if !is_yaml || !text.lines().any(|l| l == "kind: Service") {
+                continue;
+            }
+            let name = text
+                .lines()
+                .find_map(|l| l.strip_prefix("  name: "))
+                .expect("a Service has a name");
+            longest = longest.max(name.len());
+        }
+        assert_eq!(MAX_PROJECT_NAME + 1 + longest, 63);
+    }
+
+    #[test]
+    fn module_names_must_be_free() {
+        for (bad, why) in [("3d", "digit"), ("kube", "crate"), ("tokio", "crate")] {
+            let group = Group::parse(bad, "example.com").unwrap();
+            let err = group.check_module().unwrap_err().to_string();
+            assert!(err.contains(why) && err.contains("--group"), "{err}");
+        }
+        assert!(
+            Group::parse("3d", "example.com").is_ok(),
+            "fine in one group"
+        );
+        assert!(Group::parse("ship", "x.io").unwrap().check_module().is_ok());
+        for bad in ["u8", "str", "kube", "std", "serde", "tokio", "e2e"] {
+            assert!(Version::parse(bad).is_err(), "{bad}");
+        }
+        for bad in [
+            "Kube",
+            "Tokio",
+            "Std",
+            "Str",
+            "U8",
+            "Manager",
+            "E2e",
+            "SerdeJson",
+            "Self",
+        ] {
+            assert_eq!(Kind::parse(bad).unwrap_err().flag, "--kind", "{bad}");
+        }
+        for bad in ["Yes", "No", "ON", "Off", "True", "Null", "Y", "N"] {
+            let err = Kind::parse(bad).unwrap_err().to_string();
+            assert!(err.contains("YAML"), "{err}");
+        }
+        assert!(Kind::parse(&format!("K{}", "a".repeat(MAX_KIND - 1))).is_ok());
+        let err = Kind::parse(&format!("K{}", "a".repeat(MAX_KIND))).unwrap_err();
+        assert!(err.rule.contains("List"), "{err}");
+        for bad in ["yes", "no", "on", "null", "true", "y"] {
+            assert!(parse_plural(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn one_line_of_visible_text() {
+        for ok in [
+            "Acme Corp.",
+            "Zoë Müller GmbH",
+            "株式会社アクメ",
+            "O'Brien & \"Sons\" <a@b.c>",
+            "",
+        ] {
+            assert_eq!(check_line_text(ok), Ok(()), "{ok}");
+        }
+        for (bad, why) in [
+            ("a\nb", "line break"),
+            ("a\u{2028}b", "line break"),
+            ("a\u{85}b", "line break"),
+            ("a\tb", "control"),
+            ("a\u{1b}[31m", "control"),
+            ("a\u{202e}b", "bidirectional"),
+            ("a\u{2066}b", "bidirectional"),
+            ("a\u{200b}b", "invisible"),
+            ("\u{feff}a", "invisible"),
+            ("a\u{a0}b", "white space"),
+            ("a\u{3000}b", "white space"),
+        ] {
+            let err = check_line_text(bad).unwrap_err();
+            assert!(err.contains(why) && err.contains("U+"), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn rust_literals_are_ascii_and_exact() {
+        assert_eq!(rust_str_literal("memcached"), "\"memcached\"");
+        assert_eq!(
+            rust_str_literal("echo caf\u{e9}\u{a0}: \"ok\"\\\n"),
+            "\"echo caf\\u{e9}\\u{a0}: \\\"ok\\\"\\\\\\n\""
+        );
+        assert_eq!(
+            rust_str_literal("\u{202e}\u{1F600}"),
+            "\"\\u{202e}\\u{1f600}\""
+        );
     }
 
     #[test]

@@ -12,6 +12,8 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
+use crate::names::{self, InvalidInput};
+
 /// The file name, at the project root.
 pub const FILE: &str = "PROJECT";
 
@@ -136,19 +138,23 @@ fn string_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>,
 }
 
 impl Project {
-    /// Parses the text of a PROJECT file.
+    /// Parses the text of a PROJECT file: YAML of the version "3" shape, from operator-rs or from
+    /// another kubebuilder plugin (see [`Project::validate`] for what operator-rs can work on).
     pub fn parse(text: &str) -> Result<Self> {
-        let project: Project = serde_yaml::from_str(text).context("PROJECT is not valid YAML")?;
+        let project: Project = serde_yaml::from_str(text).with_context(|| {
+            format!("{FILE} is not valid YAML (correct it, or restore it from version control)")
+        })?;
         if project.version != "3" {
             bail!(
-                "PROJECT has version {:?}; operator-rs reads version \"3\"",
-                project.version
+                "{FILE} has version {}; operator-rs reads version \"3\" (kubebuilder's current format)",
+                names::shown(&project.version)
             );
         }
         Ok(project)
     }
 
-    /// Reads `PROJECT` from a project root.
+    /// Reads `PROJECT` from a project root, and checks that it is an operator-rs project whose
+    /// values are valid (see [`Project::validate`]).
     pub fn load(root: &std::path::Path) -> Result<Self> {
         let path = root.join(FILE);
         let text = match std::fs::read_to_string(&path) {
@@ -158,9 +164,134 @@ impl Project {
                     "failed to find configuration file {FILE}, project must be initialized (run `operator-rs init` first)"
                 )
             }
-            Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+            Err(err) => return Err(err).with_context(|| format!("reading {:?}", path.display())),
         };
-        Self::parse(&text)
+        let project = Self::parse(&text)?;
+        project.validate()?;
+        Ok(project)
+    }
+
+    /// Checks what a hand edit could have broken, with the rules the flags have: the layout is
+    /// operator-rs's, and the domain, names, versions and plugin records are valid, so that no
+    /// value from PROJECT can break a generated file. The error names the key and the value.
+    pub fn validate(&self) -> Result<()> {
+        self.check_layout()?;
+        check("projectName", &self.project_name, names::ProjectName::parse)?;
+        check("domain", &self.domain, names::Domain::parse)?;
+        let mut seen: Vec<(bool, &str, &str, &str)> = Vec::new();
+        for (i, r) in self.resources.iter().enumerate() {
+            let key = |field: &str| format!("resources[{i}].{field}");
+            check(&key("kind"), &r.kind, names::Kind::parse)?;
+            check(&key("version"), &r.version, names::Version::parse)?;
+            if r.core {
+                check(&key("group"), &r.group, |g| {
+                    if names::is_dns1123_subdomain(g) {
+                        Ok(())
+                    } else {
+                        Err(InvalidInput::new(
+                            "",
+                            g,
+                            "must be a Kubernetes API group such as core or apps",
+                        ))
+                    }
+                })?;
+            } else {
+                let domain = if r.domain.is_empty() {
+                    &self.domain
+                } else {
+                    &r.domain
+                };
+                check(&key("group"), &r.group, |g| {
+                    let group = names::Group::parse(g, domain)?;
+                    if self.multigroup {
+                        group.check_module()?;
+                    }
+                    Ok(group)
+                })?;
+            }
+            if !r.domain.is_empty() {
+                check(&key("domain"), &r.domain, |d| {
+                    if names::is_dns1123_subdomain(d) {
+                        Ok(())
+                    } else {
+                        Err(names::Domain::parse(d).unwrap_err())
+                    }
+                })?;
+            }
+            if let Some(plural) = &r.plural {
+                check(&key("plural"), plural, names::parse_plural)?;
+            }
+            if let Some(webhooks) = &r.webhooks {
+                for (j, spoke) in webhooks.spoke.iter().enumerate() {
+                    check(
+                        &key(&format!("webhooks.spoke[{j}]")),
+                        spoke,
+                        names::Version::parse,
+                    )?;
+                }
+                for (field, path) in [
+                    ("webhooks.defaultingPath", &webhooks.defaulting_path),
+                    ("webhooks.validationPath", &webhooks.validation_path),
+                ] {
+                    if let Some(path) = path {
+                        check(&key(field), path, check_webhook_path)?;
+                    }
+                }
+            }
+            let identity = (
+                r.core,
+                r.group.as_str(),
+                r.version.as_str(),
+                r.kind.as_str(),
+            );
+            if let Some(first) = seen.iter().position(|s| *s == identity) {
+                bail!(
+                    "{FILE}: resources[{i}] repeats resources[{first}] ({}/{}, Kind {}); remove one of them from {FILE}",
+                    r.group,
+                    r.version,
+                    r.kind
+                );
+            }
+            seen.push(identity);
+        }
+        for (key, config) in &self.plugins {
+            if let Err((path, err)) =
+                crate::commands::deploy_image::check_plugin_config(key, config)
+            {
+                return Err(in_project(&format!("plugins.{key}.{path}"), err));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses PROJECT files that operator-rs did not write: a kubebuilder Go project is named as
+    /// such.
+    fn check_layout(&self) -> Result<()> {
+        if self.layout.iter().any(|l| l == LAYOUT) {
+            return Ok(());
+        }
+        if let Some(go) = self
+            .layout
+            .iter()
+            .find(|l| l.starts_with("go.kubebuilder.io/"))
+        {
+            bail!(
+                "this is a kubebuilder Go project (layout {}); operator-rs cannot add Rust code to it: \
+                 use kubebuilder here, or run `operator-rs init` in a new folder for a Rust operator",
+                names::shown(go).trim_matches('"')
+            );
+        }
+        match self.layout.first() {
+            None => bail!(
+                "{FILE} has no layout; operator-rs projects record `layout: [{LAYOUT}]` (put it back \
+                 in {FILE}, or run `operator-rs init` in a new folder)"
+            ),
+            Some(other) => bail!(
+                "{FILE} has layout {}, not operator-rs's {LAYOUT}: operator-rs works only on projects \
+                 that `operator-rs init` created",
+                names::shown(other)
+            ),
+        }
     }
 
     /// The file's text: header, then keys sorted at every level.
@@ -169,6 +300,53 @@ impl Project {
         let mut out = String::from(HEADER);
         emit(&sorted(value), 0, &mut out);
         out
+    }
+}
+
+/// Checks one value of PROJECT with the parser of the flag that sets it.
+fn check<T>(
+    key: &str,
+    value: &str,
+    parse: impl FnOnce(&str) -> Result<T, InvalidInput>,
+) -> Result<()> {
+    if value.is_empty() {
+        return Err(in_project(
+            key,
+            InvalidInput::new("", value, "must not be empty"),
+        ));
+    }
+    parse(value).map(drop).map_err(|err| in_project(key, err))
+}
+
+/// `err`, about the value of `key` in PROJECT rather than about a flag.
+fn in_project(key: &str, err: InvalidInput) -> anyhow::Error {
+    InvalidInput {
+        flag: format!("{key} in {FILE}").into(),
+        value: err.value,
+        rule: format!("{}; correct it in {FILE}", err.rule),
+    }
+    .into()
+}
+
+/// A webhook path as `create webhook` accepts it.
+fn check_webhook_path(value: &str) -> Result<(), InvalidInput> {
+    let valid = value.starts_with('/')
+        && value.len() > 1
+        && !value.contains("//")
+        && !value
+            .split('/')
+            .any(|segment| segment == "." || segment == "..")
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+    if valid {
+        Ok(())
+    } else {
+        Err(InvalidInput::new(
+            "",
+            value,
+            "must be an absolute URL path of letters, digits, '-', '_', '.' and '/', like /mutate-captain",
+        ))
     }
 }
 
@@ -257,13 +435,7 @@ fn scalar(value: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) => {
-            if needs_quotes(s) {
-                format!("{s:?}")
-            } else {
-                s.clone()
-            }
-        }
+        Value::String(s) => yaml_str(s),
         other => serde_yaml::to_string(other)
             .unwrap_or_default()
             .trim_end()
@@ -271,22 +443,84 @@ fn scalar(value: &Value) -> String {
     }
 }
 
-/// True when a plain scalar would not read back as this same string.
-fn needs_quotes(s: &str) -> bool {
-    if s.is_empty() || s != s.trim() {
-        return true;
+/// `text` as a YAML scalar that every YAML reader (1.1 like kubectl's and kustomize's, 1.2 like
+/// serde_yaml's) reads back as this same string: plain where that is unambiguous, as
+/// kubebuilder writes it (`image: busybox:1.36.1`), else double-quoted with every character
+/// outside printable ASCII escaped (`"caf\u00E9"`), so the text never spans lines and no
+/// invisible character is written. Every string operator-rs writes into YAML goes through here.
+pub fn yaml_str(text: &str) -> String {
+    if plain_is_safe(text) {
+        text.to_string()
+    } else {
+        double_quoted(text)
     }
-    // Anything YAML would resolve to a non-string: numbers, bools, null.
-    match serde_yaml::from_str::<Value>(s) {
-        Ok(Value::String(back)) if back == s => {}
-        _ => return true,
+}
+
+fn double_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            ' '..='~' => out.push(c),
+            _ => {
+                let code = u32::from(c);
+                if code <= 0xFF {
+                    out.push_str(&format!("\\x{code:02X}"));
+                } else if code <= 0xFFFF {
+                    out.push_str(&format!("\\u{code:04X}"));
+                } else {
+                    out.push_str(&format!("\\U{code:08X}"));
+                }
+            }
+        }
     }
-    let first = s.chars().next().unwrap_or(' ');
-    "-?:,[]{}#&*!|>'\"%@`".contains(first)
-        && !(first == '-' && s.len() > 1 && !s[1..].starts_with(' '))
-        || s.contains(": ")
-        || s.contains(" #")
-        || s.chars().any(|c| c.is_control())
+    out.push('"');
+    out
+}
+
+/// True when `text` can be written as a plain scalar: printable ASCII without the characters
+/// and shapes that YAML gives a meaning, and not a word or number that a YAML 1.1 or 1.2 reader
+/// would resolve to something other than a string.
+fn plain_is_safe(text: &str) -> bool {
+    let Some(first) = text.chars().next() else {
+        return false;
+    };
+    if text != text.trim() || !text.chars().all(|c| matches!(c, ' '..='~')) {
+        return false;
+    }
+    let indicator = "-?:,[]{}#&*!|>'\"%@`".contains(first)
+        && !(first == '-' && text.len() > 1 && !text[1..].starts_with([' ', '-']));
+    if indicator
+        || text.contains(": ")
+        || text.ends_with(':')
+        || text.contains(" #")
+        || text.starts_with("...")
+        || text == "="
+        || text == "<<"
+        || names::is_yaml_ambiguous(text)
+        || looks_numeric(text)
+    {
+        return false;
+    }
+    // Whatever this reader makes of it must be the string itself.
+    matches!(serde_yaml::from_str::<Value>(text), Ok(Value::String(back)) if back == text)
+}
+
+/// Anything a YAML 1.1 or 1.2 reader might take for a number: `3`, `1.5`, `1e3`, `0x1F`, `0o17`,
+/// `0b101`, `1_000`, `1:30` (sexagesimal), `.inf`, `-.5`. Versions like `1.36.1` (two dots) are
+/// not numbers.
+fn looks_numeric(text: &str) -> bool {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    unsigned.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && unsigned
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.:+-".contains(c))
+        && unsigned.matches('.').count() <= 1
 }
 
 #[cfg(test)]
@@ -378,8 +612,44 @@ version: "3"
 
     #[test]
     fn ambiguous_strings_are_quoted() {
-        for s in ["3", "true", "null", "", " x", "a: b", "- x", "#x", "1.5"] {
-            assert!(needs_quotes(s), "{s:?}");
+        for s in [
+            "3",
+            "true",
+            "null",
+            "",
+            " x",
+            "a: b",
+            "- x",
+            "#x",
+            "1.5",
+            "yes",
+            "No",
+            "ON",
+            "off",
+            "y",
+            "~",
+            "1e3",
+            "0x1F",
+            "0o17",
+            "0b101",
+            "1_000",
+            "1:30",
+            ".inf",
+            "-.5",
+            "=",
+            "<<",
+            "---",
+            "...",
+            "a:",
+            "x #y",
+            "café",
+            "a\u{a0}b",
+            "tab\there",
+            "-",
+            "--x",
+        ] {
+            assert!(!plain_is_safe(s), "{s:?}");
+            assert!(yaml_str(s).starts_with('"'), "{s:?}");
         }
         for s in [
             "v1",
@@ -387,8 +657,105 @@ version: "3"
             "(devel)",
             "/custom-validate-admiral",
             "memcached,-m=64,-o,modern,-v",
+            "busybox:1.36.1",
+            "1.36.1",
+            "0.1.0",
+            "-x",
         ] {
-            assert!(!needs_quotes(s), "{s:?}");
+            assert!(plain_is_safe(s), "{s:?}");
         }
+    }
+
+    /// The bug of issue 11: a non-ASCII command was written with Rust's `\u{a0}` escape, which
+    /// is not YAML, and every later command failed to read PROJECT.
+    #[test]
+    fn any_string_reads_back_as_itself() {
+        for s in [
+            "sh,-c,echo caf\u{e9}\u{a0}: ok",
+            "a\"b\\c",
+            "line\nbreak\r\n",
+            "\u{202e}bidi\u{2066}",
+            "\u{0}\u{7f}\u{85}\u{2028}\u{feff}",
+            "emoji \u{1F600}",
+            "'single'",
+            "  padded  ",
+        ] {
+            let text = yaml_str(s);
+            assert!(!text.contains('\n'), "{text}");
+            assert!(text.is_ascii(), "{text}");
+            let back: Value = serde_yaml::from_str(&format!("key: {text}\n")).unwrap();
+            assert_eq!(back["key"].as_str(), Some(s), "{text}");
+        }
+    }
+
+    fn ours(extra: &str) -> String {
+        format!(
+            "domain: example.com\nlayout:\n- {LAYOUT}\nprojectName: demo\n{extra}version: \"3\"\n"
+        )
+    }
+
+    fn refusal(text: &str) -> String {
+        let project = Project::parse(text).unwrap();
+        let err = format!("{:#}", project.validate().unwrap_err());
+        assert!(!err.contains('\n'), "{err}");
+        err
+    }
+
+    #[test]
+    fn kubebuilder_go_projects_are_recognised() {
+        let err = refusal(KUBEBUILDER_SAMPLE);
+        assert!(
+            err.contains("kubebuilder Go project (layout go.kubebuilder.io/v4)"),
+            "{err}"
+        );
+        let reference = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/kubebuilder/project-v4/PROJECT");
+        if let Ok(text) = std::fs::read_to_string(reference) {
+            assert!(refusal(&text).contains("kubebuilder Go project"));
+        }
+        assert!(refusal("version: \"3\"\n").contains("has no layout"));
+        assert!(refusal("layout: helm.kubebuilder.io/v1\nversion: \"3\"\n").contains("helm"));
+    }
+
+    #[test]
+    fn values_are_validated_with_the_key_and_the_value() {
+        Project::parse(&ours("")).unwrap().validate().unwrap();
+        for (extra, want) in [
+            (
+                "resources:\n- group: crew\n  kind: captain\n  version: v1\n",
+                "resources[0].kind",
+            ),
+            (
+                "resources:\n- group: Crew\n  kind: Captain\n  version: v1\n",
+                "resources[0].group",
+            ),
+            (
+                "resources:\n- group: crew\n  kind: Captain\n  version: \"1\"\n",
+                "resources[0].version",
+            ),
+            (
+                "resources:\n- group: crew\n  kind: Captain\n  plural: Caps\n  version: v1\n",
+                "resources[0].plural",
+            ),
+            (
+                "resources:\n- group: crew\n  kind: Captain\n  version: v1\n  webhooks:\n    spoke:\n    - \"2\"\n",
+                "resources[0].webhooks.spoke[0]",
+            ),
+        ] {
+            let err = refusal(&ours(extra));
+            assert!(err.contains(want) && err.contains("in PROJECT"), "{err}");
+        }
+        let err = refusal(&ours("").replace("example.com", "Example.COM"));
+        assert!(
+            err.contains("\"Example.COM\" for domain in PROJECT"),
+            "{err}"
+        );
+        let err = refusal(&ours("").replace("demo", "'3d'"));
+        assert!(err.contains("projectName in PROJECT"), "{err}");
+        let twice = "resources:\n- group: crew\n  kind: Captain\n  version: v1\n- group: crew\n  kind: Captain\n  version: v1\n";
+        assert!(refusal(&ours(twice)).contains("repeats"));
+        let multigroup =
+            "multigroup: true\nresources:\n- group: 3d\n  kind: Captain\n  version: v1\n";
+        assert!(refusal(&ours(multigroup)).contains("resources[0].group"));
     }
 }

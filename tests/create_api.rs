@@ -1,5 +1,5 @@
-//! `operator-rs create api`: kubebuilder's project-v4 sequences, refusals, idempotency and
-//! snapshots of the resulting trees.
+//! `operator-rs create api`: kubebuilder's project-v4 sequences, with a snapshot of what each
+//! command changes, refusals and idempotency.
 
 mod support;
 
@@ -12,10 +12,7 @@ fn run(dir: &Path, args: &[&str]) {
 }
 
 fn create_api(dir: &Path, args: &str) {
-    let mut argv = vec!["create", "api"];
-    argv.extend(args.split_whitespace());
-    argv.push("--make=false");
-    run(dir, &argv);
+    run(dir, &create_api_argv(args));
 }
 
 /// kubebuilder's project-v4 sequence (issue acceptance), in folder crew-operator.
@@ -54,29 +51,32 @@ fn scaffold(
     (tmp, dir)
 }
 
-fn snapshot_tree(scenario: &str, dir: &Path) {
-    let files = tree(dir);
-    let listing: Vec<&str> = files.keys().map(String::as_str).collect();
-    insta::assert_snapshot!(format!("{scenario}__files"), listing.join("\n"));
-    let mut names = vec![format!("{scenario}__files")];
-    for (path, bytes) in &files {
-        let name = format!("{scenario}__{}", path.replace('/', "__"));
-        insta::assert_snapshot!(name.clone(), String::from_utf8_lossy(bytes));
-        names.push(name);
-    }
-    support::assert_no_stale_snapshots("create_api", scenario, &names);
+/// The argv of `create api <args> --make=false`.
+fn create_api_argv(args: &str) -> Vec<&str> {
+    let mut argv = vec!["create", "api"];
+    argv.extend(args.split_whitespace());
+    argv.push("--make=false");
+    argv
+}
+
+/// Runs `init` (flags `init`; snapshotted by init_snapshots.rs), then `sequence` with one
+/// snapshot per command of what it created, updated or deleted: `<scenario>__NN_…`.
+fn snapshot_sequence(scenario: &str, folder_name: &str, init: &[&str], sequence: &[&str]) {
+    let (_tmp, dir) = scaffold(folder_name, init, &[]);
+    let commands: Vec<Vec<&str>> = sequence.iter().map(|args| create_api_argv(args)).collect();
+    support::snapshot_steps("create_api", scenario, &dir, &commands, |name, doc| {
+        insta::assert_snapshot!(name.to_string(), doc)
+    });
 }
 
 #[test]
 fn crew_sequence() {
-    let (_tmp, dir) = scaffold("crew-operator", &[], CREW_SEQUENCE);
-    snapshot_tree("crew", &dir);
+    snapshot_sequence("crew", "crew-operator", &[], CREW_SEQUENCE);
 }
 
 #[test]
 fn fleet_multigroup_sequence() {
-    let (_tmp, dir) = scaffold("fleet", &["--multigroup"], FLEET_SEQUENCE);
-    snapshot_tree("fleet", &dir);
+    snapshot_sequence("fleet", "fleet", &["--multigroup"], FLEET_SEQUENCE);
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn force_never_duplicates_inserted_code_and_is_stable() {
     create_api(&dir, "--group crew --version v1 --kind Captain --force");
     assert!(once == tree(&dir), "--force changed the tree");
     let controllers = std::fs::read_to_string(dir.join("src/controller/mod.rs")).unwrap();
-    assert_eq!(controllers.matches("captain::setup(self)").count(), 1);
+    assert_eq!(controllers.matches("captain::CONTROLLER,").count(), 1);
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! `operator-rs create webhook`: the acceptance sequence with a snapshot of the resulting
-//! tree, refusals, extending a kind's webhooks, idempotency and multigroup layout.
+//! `operator-rs create webhook`: the acceptance sequence with a snapshot of what each
+//! command changes, refusals, extending a kind's webhooks, idempotency and multigroup layout.
 
 mod support;
 
@@ -11,9 +11,7 @@ use support::run_ok as run;
 
 /// Runs `operator-rs <args> --make=false` (a `create api` or `create webhook` line).
 fn create(dir: &Path, args: &str) -> String {
-    let mut argv: Vec<&str> = args.split_whitespace().collect();
-    argv.push("--make=false");
-    run(dir, &argv)
+    run(dir, &argv(args))
 }
 
 /// The acceptance sequence, after `init --domain example.com` in folder crew-operator.
@@ -52,23 +50,26 @@ fn read(dir: &Path, path: &str) -> String {
     std::fs::read_to_string(dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn snapshot_tree(scenario: &str, dir: &Path) {
-    let files = tree(dir);
-    let listing: Vec<&str> = files.keys().map(String::as_str).collect();
-    insta::assert_snapshot!(format!("{scenario}__files"), listing.join("\n"));
-    let mut names = vec![format!("{scenario}__files")];
-    for (path, bytes) in &files {
-        let name = format!("{scenario}__{}", path.replace('/', "__"));
-        insta::assert_snapshot!(name.clone(), String::from_utf8_lossy(bytes));
-        names.push(name);
-    }
-    support::assert_no_stale_snapshots("create_webhook", scenario, &names);
+/// The argv of `operator-rs <args> --make=false`.
+fn argv(args: &str) -> Vec<&str> {
+    let mut argv: Vec<&str> = args.split_whitespace().collect();
+    argv.push("--make=false");
+    argv
 }
 
 #[test]
 fn webhooks_sequence() {
-    let (_tmp, dir) = scaffold("crew-operator", &[], WEBHOOKS_SEQUENCE);
-    snapshot_tree("webhooks", &dir);
+    // One snapshot per command of what it created, updated or deleted (init is snapshotted by
+    // init_snapshots.rs).
+    let (_tmp, dir) = scaffold("crew-operator", &[], &[]);
+    let commands: Vec<Vec<&str>> = WEBHOOKS_SEQUENCE.iter().map(|args| argv(args)).collect();
+    support::snapshot_steps(
+        "create_webhook",
+        "webhooks",
+        &dir,
+        &commands,
+        |name, doc| insta::assert_snapshot!(name.to_string(), doc),
+    );
 
     let project = read(&dir, "PROJECT");
     for expected in [
@@ -185,10 +186,75 @@ fn force_never_duplicates_inserted_code_and_is_stable() {
         .collect();
     assert!(changed.is_empty(), "--force changed {changed:?}");
     assert_eq!(once.len(), twice.len());
-    let manager = read(&dir, "src/manager/mod.rs");
-    assert_eq!(manager.matches("crate::webhook::start(").count(), 1);
+    let root = read(&dir, "src/webhook/mod.rs");
+    for line in [
+        "pub mod v1;",
+        "v1::captain::webhooks(),",
+        "v1::sailor::webhooks(),",
+    ] {
+        assert_eq!(root.matches(line).count(), 1, "{line} in\n{root}");
+    }
     let conversion = read(&dir, "src/webhook/v1/first_mate/conversion.rs");
     assert_eq!(conversion.matches("Spoke::new::<").count(), 1);
+}
+
+/// The runtime serves and registers `webhook::webhooks()` from `init` on: webhooks for one kind
+/// or several add their modules and list entries, and nothing once per project, neither code
+/// (the manager, `manifests()`, the machinery) nor dependencies (Cargo.lock stays valid).
+#[test]
+fn webhooks_insert_nothing_once_per_project() {
+    let (_tmp, dir) = scaffold(
+        "crew-operator",
+        &[],
+        &[
+            "create api --group crew --version v1 --kind Captain",
+            "create api --group crew --version v1 --kind Sailor",
+        ],
+    );
+    let project_files = [
+        "Cargo.toml",
+        "Cargo.lock",
+        "src/lib.rs",
+        "src/main.rs",
+        "src/api/mod.rs",
+        "src/controller/mod.rs",
+    ];
+    let before: Vec<String> = project_files.iter().map(|f| read(&dir, f)).collect();
+    for args in [
+        "create webhook --group crew --version v1 --kind Captain --defaulting",
+        "create webhook --group crew --version v1 --kind Sailor --defaulting --programmatic-validation",
+        "create webhook --group core --version v1 --kind Pod --defaulting",
+    ] {
+        create(&dir, args);
+    }
+    for (file, before) in project_files.iter().zip(&before) {
+        assert_eq!(&read(&dir, file), before, "{file} changed");
+    }
+    for gone in [
+        "src/manager",
+        "src/manifests.rs",
+        "src/webhook/admission.rs",
+        "src/webhook/conversion.rs",
+        "src/webhook/server.rs",
+    ] {
+        assert!(!dir.join(gone).exists(), "{gone} was written");
+    }
+    let root = read(&dir, "src/webhook/mod.rs");
+    for line in [
+        "pub use operator_rs_runtime::webhook::Webhook;",
+        "pub mod v1;",
+        "v1::captain::webhooks(),",
+        "v1::sailor::webhooks(),",
+        "v1::pod::webhooks(),",
+    ] {
+        assert_eq!(root.matches(line).count(), 1, "{line} in\n{root}");
+    }
+    let defaulting = read(&dir, "src/webhook/v1/sailor/defaulting.rs");
+    assert!(
+        defaulting.contains("use operator_rs_runtime::webhook::{")
+            && !defaulting.contains("crate::webhook"),
+        "{defaulting}"
+    );
 }
 
 #[test]
@@ -310,7 +376,10 @@ fn dry_run_writes_nothing() {
         stdout.contains("create    src/webhook/v1/captain/defaulting.rs"),
         "{stdout}"
     );
-    assert!(stdout.contains("update    src/lib.rs"), "{stdout}");
+    assert!(stdout.contains("update    src/webhook/mod.rs"), "{stdout}");
+    for untouched in ["src/lib.rs", "src/main.rs", "Cargo.toml", "Cargo.lock"] {
+        assert!(!stdout.contains(untouched), "{untouched} in\n{stdout}");
+    }
     assert!(before == tree(&dir));
 }
 
@@ -450,16 +519,12 @@ fn refusals_leave_the_tree_unchanged() {
 #[test]
 fn a_deleted_marker_is_reported_and_nothing_changes() {
     let (_tmp, dir) = scaffold("crew-operator", &[], &WEBHOOKS_SEQUENCE[..1]);
-    let path = dir.join("src/lib.rs");
+    let path = dir.join("src/webhook/mod.rs");
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        text.replace("// +operator-rs:scaffold:lib-modules", ""),
-    )
-    .unwrap();
+    std::fs::write(&path, text.replace("// +operator-rs:scaffold:webhooks", "")).unwrap();
     assert_refused(
         &dir,
         &webhook("--group crew --version v1 --kind Captain --defaulting"),
-        &["src/lib.rs", "+operator-rs:scaffold:lib-modules"],
+        &["src/webhook/mod.rs", "+operator-rs:scaffold:webhooks"],
     );
 }

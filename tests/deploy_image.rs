@@ -1,5 +1,6 @@
-//! `operator-rs create api --image …`: the deploy-image plugin. Snapshots of the Memcached
-//! tutorial's tree, its PROJECT record, refusals of bad flags, and re-runs that change nothing.
+//! `operator-rs create api --image …`: the deploy-image plugin. Snapshots of what the Memcached
+//! tutorial's command changes, its PROJECT record, refusals of bad flags, and re-runs that change
+//! nothing.
 
 mod support;
 
@@ -42,23 +43,19 @@ fn read(dir: &Path, path: &str) -> String {
     std::fs::read_to_string(dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn snapshot_tree(scenario: &str, dir: &Path) {
-    let files = tree(dir);
-    let listing: Vec<&str> = files.keys().map(String::as_str).collect();
-    insta::assert_snapshot!(format!("{scenario}__files"), listing.join("\n"));
-    let mut names = vec![format!("{scenario}__files")];
-    for (path, bytes) in &files {
-        let name = format!("{scenario}__{}", path.replace('/', "__"));
-        insta::assert_snapshot!(name.clone(), String::from_utf8_lossy(bytes));
-        names.push(name);
-    }
-    support::assert_no_stale_snapshots("deploy_image", scenario, &names);
+/// One snapshot per command after `init` (snapshotted by init_snapshots.rs) of what it created,
+/// updated or deleted: `<scenario>__NN_…`.
+fn snapshot_steps(scenario: &str, dir: &Path, commands: &[&[&str]]) {
+    let commands: Vec<Vec<&str>> = commands.iter().map(|argv| argv.to_vec()).collect();
+    support::snapshot_steps("deploy_image", scenario, dir, &commands, |name, doc| {
+        insta::assert_snapshot!(name.to_string(), doc)
+    });
 }
 
 #[test]
 fn memcached_tutorial_tree() {
-    let (_tmp, dir) = memcached_operator();
-    snapshot_tree("memcached", &dir);
+    let (_tmp, dir) = init("memcached-operator", &[]);
+    snapshot_steps("memcached", &dir, &[MEMCACHED]);
 }
 
 /// `--plugins=deploy-image/v1-alpha` with `--image` is the same command.
@@ -105,34 +102,20 @@ plugins:
 #[test]
 fn a_second_kind_with_only_an_image() {
     let (_tmp, dir) = init("fleet-images", &["--multigroup", "--namespaced"]);
-    run_ok(&dir, MEMCACHED);
-    run_ok(
-        &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Busybox",
-            "--image=busybox:1.36.1",
-            "--plugins=deploy-image/v1-alpha",
-            "--make=false",
-        ],
-    );
-    for path in [
-        "src/api/cache/v1alpha1/busybox.rs",
-        "src/controller/cache/busybox.rs",
-        "config/samples/cache_v1alpha1_busybox.yaml",
-        "config/manager/manager.yaml",
-        "tests/e2e/main.rs",
-        "PROJECT",
-    ] {
-        let name = format!("busybox__{}", path.replace('/', "__"));
-        insta::assert_snapshot!(name, read(&dir, path));
-    }
+    let busybox: &[&str] = &[
+        "create",
+        "api",
+        "--group",
+        "cache",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Busybox",
+        "--image=busybox:1.36.1",
+        "--plugins=deploy-image/v1-alpha",
+        "--make=false",
+    ];
+    snapshot_steps("busybox", &dir, &[MEMCACHED, busybox]);
     let busybox = read(&dir, "src/api/cache/v1alpha1/busybox.rs");
     assert!(!busybox.contains("container_port"), "{busybox}");
 }

@@ -103,7 +103,7 @@ fn owner_with_a_new_line() {
     assert_refused(
         &dir,
         &["init", "--owner", "Acme\nEvil"],
-        &["--owner", "control characters"],
+        &["--owner", "\"Acme\\nEvil\"", "line break"],
     );
 }
 
@@ -143,7 +143,45 @@ fn an_existing_file_init_would_write_is_never_overwritten() {
     assert_refused(
         &dir,
         &["init", "--domain", "example.com"],
-        &["Cargo.toml already exists"],
+        &["Cargo.toml already exists", "move Cargo.toml away"],
+    );
+    // init has no --force, so its refusal does not suggest one.
+    let out = operator_rs(&dir)
+        .args(["init", "--domain", "example.com"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("--force"));
+}
+
+#[test]
+fn project_names_that_cannot_build() {
+    let (_tmp, dir) = user_folder("demo");
+    for (bad, rule) in [
+        ("3d", "start with a letter"),
+        ("fn", "Rust keyword"),
+        ("kube", "crate"),
+        ("off", "YAML"),
+    ] {
+        assert_refused(
+            &dir,
+            &["init", "--project-name", bad],
+            &["--project-name", &format!("{bad:?}"), rule],
+        );
+    }
+}
+
+#[test]
+fn a_folder_name_that_starts_with_a_digit() {
+    let (_tmp, dir) = user_folder("3d-printer");
+    assert_refused(
+        &dir,
+        &["init"],
+        &[
+            "\"3d-printer\"",
+            "start with a letter",
+            "derived from the folder name",
+            "--project-name my-3d-printer",
+        ],
     );
 }
 

@@ -1,37 +1,20 @@
-//! Snapshots of every file `init` writes, for each flag combination the issue names.
+//! What `init` writes, for each flag combination the issue names: one snapshot per combination
+//! (`<combination>__00_init`), holding the list of files and the contents of each, except the
+//! runtime crate, which is checked to be exactly the one operator-rs ships.
 //! Review changes with `cargo insta review` (or `INSTA_UPDATE=always cargo test`).
 
 mod support;
 
-use clap::Parser;
-use operator_rs::cli::{Cli, Command};
-use operator_rs::commands::init;
-
 fn snapshot_init(scenario: &str, flags: &[&str]) {
     let (_tmp, dir) = support::folder("demo");
-    let mut argv = vec![
-        "operator-rs",
-        "init",
-        "--domain",
-        "example.com",
-        "--owner",
-        "Acme",
-    ];
+    let mut argv = vec!["init", "--domain", "example.com", "--owner", "Acme"];
     argv.extend(flags);
-    let Command::Init(args) = Cli::try_parse_from(argv).unwrap().command else {
-        unreachable!()
-    };
-    let plan = init::plan(&args, &dir, 2026).unwrap();
+    let step = support::step(&dir, 0, &argv);
+    support::assert_runtime_is_the_shipped_crate(&dir);
 
-    let listing: Vec<String> = plan.changes().iter().map(|c| c.path.clone()).collect();
-    insta::assert_snapshot!(format!("{scenario}__files"), listing.join("\n"));
-    let mut names = vec![format!("{scenario}__files")];
-    for change in plan.changes() {
-        let name = format!("{scenario}__{}", change.path.replace('/', "__"));
-        insta::assert_snapshot!(name.clone(), change.contents);
-        names.push(name);
-    }
-    support::assert_no_stale_snapshots("init_snapshots", scenario, &names);
+    let name = format!("{scenario}__{}", step.name);
+    insta::assert_snapshot!(name.clone(), step.document);
+    support::assert_no_stale_snapshots("init_snapshots", scenario, &[name]);
 }
 
 #[test]

@@ -20,7 +20,7 @@ use crate::cli::CreateApiArgs;
 use crate::context::project_context;
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::project::{self, Api, Project, Resource};
-use crate::scaffold::{Plan, cargo_toml};
+use crate::scaffold::Plan;
 
 /// The files of a custom resource type itself. They are refused if present (unless `--force`).
 /// (The deploy-image plugin has its own, in `deploy_image::RESOURCE_FILES`.)
@@ -109,59 +109,355 @@ const CONTROLLER_INSERTS: &[InsertRow] = &[
     insert(
         "src/controller/mod.rs",
         "controllers",
-        "{{ controller_rel_module }}::setup(self),",
-    ),
-    insert(
-        "src/controller/mod.rs",
-        "rbac-rules",
-        "{{ controller_rel_module }}::rbac_rules(),",
+        "{{ controller_rel_module }}::CONTROLLER,",
     ),
 ];
 
-/// Names the generated types and controllers already use: a kind of the project's own with one of
-/// these names would not compile (built-in kinds are imported differently and are fine).
+/// Type names a kind of the project's own cannot have: every name that the Rust templates
+/// import or declare (a kind of the same name, imported next to it, would not compile; a test
+/// scans the templates so that this list keeps up with them), and the names of Rust's prelude
+/// (a kind of that name would shadow it). Built-in kinds are imported differently and are fine.
 const RESERVED_KINDS: &[&str] = &[
+    // Imported or declared by the templates.
     "Action",
+    "AdmissionRequest",
     "Api",
+    "ApiServer",
     "Arc",
-    "Backoff",
-    "Body",
-    "Box",
+    "BTreeMap",
+    "Capabilities",
     "Client",
     "Condition",
+    "Container",
+    "ContainerPort",
     "Context",
-    "Controller",
     "ControllerFuture",
-    "ControllerMetrics",
+    "ControllerSetup",
+    "Converter",
+    "CustomResource",
+    "CustomResourceDefinition",
+    "CustomResourceExt",
+    "Defaulter",
+    "DeleteParams",
+    "Denial",
+    "Deployment",
+    "DeploymentSpec",
+    "DeploymentStatus",
+    "Deserialize",
     "Duration",
+    "EffectiveSecurity",
     "Error",
     "Event",
     "EventType",
-    "Handle",
+    "ExitCode",
+    "FailurePolicy",
+    "Flags",
+    "JsonSchema",
+    "KubeSchema",
+    "LabelSelector",
+    "ListParams",
+    "Manager",
+    "Manifests",
     "Method",
-    "ObjectRef",
-    "Option",
+    "ObjectMeta",
+    "Operation",
+    "OwnerReference",
     "Patch",
     "PatchParams",
+    "Pod",
+    "PodSecurityContext",
+    "PodSpec",
+    "PodTemplateSpec",
     "PolicyRule",
-    "Recorder",
-    "Reporter",
-    "Request",
-    "Response",
-    "Result",
-    "SendResponse",
+    "Registration",
+    "RoleScope",
+    "Runner",
+    "SeccompProfile",
+    "SecurityContext",
     "Serialize",
     "Shared",
+    "Spoke",
     "StatusCode",
-    "String",
     "Time",
     "Timestamp",
+    "Validator",
     "Value",
+    "Warnings",
+    "Webhook",
+    // Rust's prelude (edition 2024), with the derive macros.
+    "AsMut",
+    "AsRef",
+    "AsyncFn",
+    "AsyncFnMut",
+    "AsyncFnOnce",
+    "Box",
+    "Clone",
+    "Copy",
+    "Debug",
+    "Default",
+    "DoubleEndedIterator",
+    "Drop",
+    "Eq",
+    "Err",
+    "ExactSizeIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "FromIterator",
+    "Future",
+    "Hash",
+    "Into",
+    "IntoFuture",
+    "IntoIterator",
+    "Iterator",
+    "None",
+    "Ok",
+    "Option",
+    "Ord",
+    "PartialEq",
+    "PartialOrd",
+    "Result",
+    "Send",
+    "Sized",
+    "Some",
+    "String",
+    "Sync",
+    "ToOwned",
+    "ToString",
+    "TryFrom",
+    "TryInto",
+    "Unpin",
     "Vec",
 ];
 
-/// Dev-dependencies the generated controller tests use (a mocked API server).
-const CONTROLLER_DEV_DEPENDENCIES: &[(&str, &str)] = &[("tower-test", "0.4"), ("http", "1")];
+/// Refuses a kind of the project's own whose Rust type, or the `<Kind>Spec` and `<Kind>Status`
+/// types generated with it, would clash with a name of [`RESERVED_KINDS`].
+fn check_reserved_kind(kind: &Kind) -> Result<(), InvalidInput> {
+    let clash = [
+        kind.as_str().to_string(),
+        format!("{}Spec", kind.as_str()),
+        format!("{}Status", kind.as_str()),
+    ]
+    .into_iter()
+    .find(|name| RESERVED_KINDS.contains(&name.as_str()));
+    match clash {
+        None => Ok(()),
+        Some(name) if name == kind.as_str() => Err(InvalidInput::new(
+            "--kind",
+            kind.as_str(),
+            "is a name the generated Rust code already uses (imported from kube, k8s-openapi, serde, \
+             the runtime crate, or Rust's prelude); choose another kind",
+        )),
+        Some(name) => Err(InvalidInput::new(
+            "--kind",
+            kind.as_str(),
+            format!(
+                "its generated type {name} is a name the generated Rust code already uses; choose another kind"
+            ),
+        )),
+    }
+}
+
+/// Within one API group Kubernetes requires distinct names for the kinds' plurals, singulars
+/// and list kinds, and the Rust types `<Kind>`, `<Kind>Spec` and `<Kind>Status` share a module
+/// per version: a new kind must not clash with the group's other kinds in any of them.
+fn check_names_in_group(
+    project: &Project,
+    group: &Group,
+    kind: &Kind,
+    plural: &str,
+    plural_given: bool,
+) -> Result<(), InvalidInput> {
+    let singular = kind.lower();
+    let qualified_group = qualified(group, &project.domain);
+    let others = project.resources.iter().filter(|r| {
+        !r.core && r.api.is_some() && r.group == group.as_str() && r.kind != kind.as_str()
+    });
+    for other in others {
+        let other_singular = other.kind.to_lowercase();
+        let other_plural = other
+            .plural
+            .clone()
+            .unwrap_or_else(|| crate::names::pluralize(&other_singular));
+        let (flag, rule) = if other_singular == singular {
+            (
+                "--kind",
+                format!(
+                    "differs only in case from the kind {} of {qualified_group}; Kubernetes and file \
+                     names do not tell them apart",
+                    other.kind
+                ),
+            )
+        } else if other_plural == plural || other_singular == plural {
+            (
+                if plural_given { "--plural" } else { "--kind" },
+                format!(
+                    "its plural {plural:?} is already a name of the kind {} of {qualified_group}; pass \
+                     --plural to choose another",
+                    other.kind
+                ),
+            )
+        } else if other_plural == singular {
+            (
+                "--kind",
+                format!(
+                    "{singular:?} is already the plural of the kind {} of {qualified_group}",
+                    other.kind
+                ),
+            )
+        } else if let Some((suffix, longer, shorter)) =
+            ["List", "Spec", "Status"].into_iter().find_map(|suffix| {
+                if other.kind == format!("{}{suffix}", kind.as_str()) {
+                    Some((suffix, other.kind.as_str(), kind.as_str()))
+                } else if kind.as_str() == format!("{}{suffix}", other.kind) {
+                    Some((suffix, kind.as_str(), other.kind.as_str()))
+                } else {
+                    None
+                }
+            })
+        {
+            (
+                "--kind",
+                format!(
+                    "{longer} would name both a kind and the {suffix} type of the kind {shorter} in \
+                     {qualified_group}; choose another kind"
+                ),
+            )
+        } else {
+            continue;
+        };
+        return Err(InvalidInput::new(
+            flag,
+            kind_or_plural(flag, kind, plural),
+            rule,
+        ));
+    }
+    let crd_name = format!("{plural}.{qualified_group}");
+    if crd_name.len() > 253 {
+        return Err(InvalidInput::new(
+            if plural_given { "--plural" } else { "--kind" },
+            kind_or_plural(
+                if plural_given { "--plural" } else { "--kind" },
+                kind,
+                plural,
+            ),
+            format!(
+                "the CustomResourceDefinition's name {crd_name:?} would be longer than 253 characters"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn kind_or_plural<'a>(flag: &str, kind: &'a Kind, plural: &'a str) -> &'a str {
+    if flag == "--plural" {
+        plural
+    } else {
+        kind.as_str()
+    }
+}
+
+/// Where a resource's controller lives under `src/controller/` (without `.rs`).
+fn controller_module(multigroup: bool, group_module: &str, kind: &str) -> String {
+    let kind_snake = heck::ToSnakeCase::to_snake_case(kind);
+    if multigroup {
+        format!("{group_module}/{kind_snake}")
+    } else {
+        kind_snake
+    }
+}
+
+/// Two controllers cannot share a file: an own kind `Deployment` and the built-in one, or
+/// `foo-bar`/`Baz` and `foo`/`BarBaz` in a multigroup project.
+fn check_controller_module(
+    project: &Project,
+    group: &Group,
+    kind: &Kind,
+    builtin: &Option<BuiltinKind>,
+) -> Result<(), InvalidInput> {
+    let (core, group_name) = match builtin {
+        Some(b) => (true, b.short_group().to_string()),
+        None => (false, group.as_str().to_string()),
+    };
+    let module = |group: &str, kind: &str| {
+        controller_module(project.multigroup, &group.replace(['.', '-'], "_"), kind)
+    };
+    let mine = module(&group_name, kind.as_str());
+    let clash = project.resources.iter().find(|r| {
+        r.controller
+            && !(r.core == core && r.group == group_name && r.kind == kind.as_str())
+            && module(&r.group, &r.kind) == mine
+    });
+    match clash {
+        None => Ok(()),
+        Some(other) => Err(InvalidInput::new(
+            "--kind",
+            kind.as_str(),
+            format!(
+                "its controller would be src/controller/{mine}.rs, which is already the controller of \
+                 {} in group {}; choose another kind",
+                other.kind, other.group
+            ),
+        )),
+    }
+}
+
+/// The controller's name is its field manager and the reporter of its Events, which Kubernetes
+/// limits to 128 characters (see `controller_name` in [`context`]).
+fn check_controller_name(
+    project: &Project,
+    group: &Group,
+    kind: &Kind,
+) -> Result<(), InvalidInput> {
+    if !project.multigroup {
+        return Ok(()); // the kind's name alone, at most 59 characters
+    }
+    let name = format!("{}-{}", group.as_str().replace('.', "-"), kind.lower());
+    if name.len() <= 128 {
+        return Ok(());
+    }
+    Err(InvalidInput::new(
+        "--group",
+        group.as_str(),
+        format!(
+            "is too long: the controller's name, <group>-<kind> ({} characters), is its field \
+             manager and Event reporter, which Kubernetes limits to 128 characters",
+            name.len()
+        ),
+    ))
+}
+
+/// The deploy-image plugin's e2e test module (`tests/e2e/<module>.rs`) of each kind is its own.
+fn check_e2e_module(project: &Project, group: &Group, kind: &Kind) -> Result<(), InvalidInput> {
+    let module = |group: &str, kind: &str| {
+        let kind_snake = heck::ToSnakeCase::to_snake_case(kind);
+        if project.multigroup {
+            format!("{}_{kind_snake}", group.replace(['.', '-'], "_"))
+        } else {
+            kind_snake
+        }
+    };
+    let mine = module(group.as_str(), kind.as_str());
+    for record in deploy_image::records(project) {
+        let field = |name: &str| record.get(name).and_then(serde_yaml::Value::as_str);
+        let (Some(g), Some(k)) = (field("group"), field("kind")) else {
+            continue;
+        };
+        if (g, k) != (group.as_str(), kind.as_str()) && module(g, k) == mine {
+            return Err(InvalidInput::new(
+                "--kind",
+                kind.as_str(),
+                format!(
+                    "its e2e tests would be tests/e2e/{mine}.rs, which already tests {k} of group {g}; \
+                     choose another kind"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 pub fn run(args: &CreateApiArgs, dir: &Path) -> Result<()> {
     let request = Request::from_args(args)?;
@@ -296,13 +592,11 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     } else {
         find_builtin(&group, &version, &kind)?
     };
-    if builtin.is_none() && RESERVED_KINDS.contains(&kind.as_str()) {
-        return Err(InvalidInput::new(
-            "--kind",
-            kind.as_str(),
-            "is a name the generated Rust code already uses (kube, std or the controller's own types); choose another kind",
-        )
-        .into());
+    if builtin.is_none() {
+        check_reserved_kind(&kind)?;
+        if project.multigroup {
+            group.check_module()?;
+        }
     }
     let target = match &builtin {
         Some(b) => Target::Builtin(*b),
@@ -372,9 +666,25 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     if builtin.is_none() {
         check_plural_is_consistent(&project, &group, &kind, &plural)?;
         check_group_module(&project, &group)?;
+        let plural_given = request.plural.is_some();
+        check_names_in_group(&project, &group, &kind, &plural, plural_given)?;
+    }
+    if request.controller {
+        check_controller_module(&project, &group, &kind, &builtin)?;
+        check_controller_name(&project, &group, &kind)?;
+        if request.deploy_image.is_some() {
+            check_e2e_module(&project, &group, &kind)?;
+        }
     }
 
     let boilerplate_text = read_boilerplate(dir)?;
+    crate::boilerplate::check_header(&boilerplate_text).map_err(|problem| {
+        anyhow::anyhow!(
+            "{} {problem}; it goes on top of every generated Rust file: correct it, or delete it to \
+             write no header",
+            crate::context::BOILERPLATE_FILE
+        )
+    })?;
     let ctx = context(
         &project,
         &boilerplate_text,
@@ -409,12 +719,11 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
         render_rows(&mut plan, files, &ctx, multigroup)?;
         render_rows(&mut plan, CONTROLLER_SHARED_FILES, &ctx, multigroup)?;
         apply_inserts(&mut plan, CONTROLLER_INSERTS, &ctx, multigroup)?;
-        ensure_dev_dependencies(&mut plan)?;
     }
     if let Some(deploy_image) = deploy_image {
         if request.controller {
             apply_inserts(&mut plan, deploy_image::INSERTS, &ctx, multigroup)?;
-            let variable = DeployImage::image_env(&kind);
+            let variable = DeployImage::image_env(&project, group.as_str(), &kind);
             deploy_image::add_image_env(&mut plan, &variable, &deploy_image.image)?;
         }
         deploy_image.record(
@@ -677,7 +986,13 @@ fn context(
     );
     ctx.insert("sample_name", &format!("{}-sample", kind.lower()));
     if let Some(deploy_image) = &request.deploy_image {
-        deploy_image.insert_context(&mut ctx, kind, &qualified(group, &project.domain));
+        let image_env = DeployImage::image_env(project, group.as_str(), kind);
+        deploy_image.insert_context(
+            &mut ctx,
+            kind,
+            &qualified(group, &project.domain),
+            &image_env,
+        );
     }
     ctx
 }
@@ -691,16 +1006,6 @@ fn first_version<'a>(project: &'a Project, group: &Group, kind: &Kind) -> Option
             r.api.is_some() && !r.core && r.group == group.as_str() && r.kind == kind.as_str()
         })
         .map(|r| r.version.as_str())
-}
-
-fn ensure_dev_dependencies(plan: &mut Plan) -> Result<()> {
-    let Some(mut text) = plan.read("Cargo.toml")? else {
-        bail!("Cargo.toml does not exist; create api adds test dependencies to it");
-    };
-    for (name, version) in CONTROLLER_DEV_DEPENDENCIES {
-        text = cargo_toml::ensure_dependency(&text, "dev-dependencies", name, version, &[])?;
-    }
-    plan.write("Cargo.toml", text)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -750,5 +1055,184 @@ fn update_project(
     }
     if request.controller {
         entry.controller = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// The names that a Rust template imports (`use a::{B, C as D}` binds B and D) or declares
+    /// (`struct`, `enum`, `trait`, `union`, top-level `type`). Tera tags are dropped, and a name
+    /// glued to a `{{ … }}` expression (`{{ kind }}Spec`) is the kind's, not a fixed one.
+    fn names_in_template(source: &str) -> BTreeSet<String> {
+        // Tera blocks and comments become line breaks; expressions become a `#`.
+        let mut text = String::new();
+        let mut rest = source;
+        while let Some(start) = rest.find(['{']) {
+            text.push_str(&rest[..start]);
+            let tail = &rest[start..];
+            let close = match &tail[..tail.len().min(2)] {
+                "{%" => Some(("%}", "\n")),
+                "{#" => Some(("#}", "\n")),
+                "{{" => Some(("}}", "#")),
+                _ => None,
+            };
+            match close.and_then(|(end, with)| tail.find(end).map(|i| (i + end.len(), with))) {
+                Some((len, with)) => {
+                    text.push_str(with);
+                    rest = &tail[len..];
+                }
+                None => {
+                    text.push('{');
+                    rest = &tail[1..];
+                }
+            }
+        }
+        text.push_str(rest);
+        // Tokens, without comments; `#` marks a template expression.
+        let mut tokens: Vec<(String, bool, bool)> = Vec::new(); // (token, templated, line start)
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            let mut chars = code.char_indices().peekable();
+            let mut first = true;
+            let indented = code.starts_with(char::is_whitespace);
+            while let Some((i, c)) = chars.next() {
+                if c.is_alphanumeric() || c == '_' || c == '#' {
+                    let mut end = i + c.len_utf8();
+                    while let Some(&(j, d)) = chars.peek() {
+                        if d.is_alphanumeric() || d == '_' || d == '#' {
+                            end = j + d.len_utf8();
+                            chars.next();
+                        } else {
+                            break;
+                        }
+                    }
+                    let word = &code[i..end];
+                    tokens.push((word.to_string(), word.contains('#'), first && !indented));
+                } else if c == ':' && chars.peek().is_some_and(|&(_, d)| d == ':') {
+                    chars.next();
+                    tokens.push(("::".into(), false, false));
+                } else if !c.is_whitespace() {
+                    tokens.push((c.to_string(), false, first && !indented));
+                }
+                first = false;
+            }
+        }
+        let mut names = BTreeSet::new();
+        let mut i = 0;
+        while i < tokens.len() {
+            let (word, _, at_line_start) = &tokens[i];
+            if word == "use" {
+                let end = (i..tokens.len())
+                    .find(|&j| tokens[j].0 == ";")
+                    .unwrap_or(tokens.len());
+                let body = &tokens[i + 1..end];
+                for (k, (token, templated, _)) in body.iter().enumerate() {
+                    let next = body.get(k + 1).map(|t| t.0.as_str());
+                    let previous = k.checked_sub(1).map(|p| body[p].0.as_str());
+                    let is_name = !templated
+                        && token.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                        && token != "as"
+                        && token != "self";
+                    let bound = match (previous, next) {
+                        (Some("as"), _) => true,
+                        (_, Some("as")) | (_, Some("::")) => false,
+                        _ => true,
+                    };
+                    if is_name && bound && token != "_" {
+                        names.insert(token.clone());
+                    }
+                }
+                i = end;
+            } else if ["struct", "enum", "trait", "union"].contains(&word.as_str())
+                || (word == "type" && *at_line_start)
+                || (word == "type" && i > 0 && tokens[i - 1].0 == "pub" && tokens[i - 1].2)
+            {
+                if let Some((name, false, _)) = tokens.get(i + 1) {
+                    names.insert(name.clone());
+                }
+                i += 1;
+            } else {
+                i += 1;
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn the_scanner_finds_imports_and_declarations() {
+        let names = names_in_template(
+            "{{ rust_header }}\nuse a::b::{C, D as E, F as _, self};\n{% if x %}use g::H;{% endif %}\n\
+             use {{ api_module }}::{{ kind }};\nuse x::{{ kind }}Spec;\n// use z::Z;\n\
+             pub struct {{ kind }}Validator;\nenum Error {}\nimpl X { type Output = u8; }\n\
+             use m::{\n    N,\n    o::P,\n};\n",
+        );
+        assert_eq!(
+            names.into_iter().collect::<Vec<_>>(),
+            ["C", "E", "Error", "H", "N", "P"]
+        );
+    }
+
+    /// Every PascalCase name the Rust templates bring into a module is reserved, so that no kind
+    /// can clash with one: this fails when a template imports a name the list does not have.
+    #[test]
+    fn reserved_kinds_cover_every_name_the_templates_use() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+        let mut missing = BTreeSet::new();
+        let mut seen = 0;
+        for entry in walkdir::WalkDir::new(&root) {
+            let entry = entry.unwrap();
+            if entry.path().extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            seen += 1;
+            let source = std::fs::read_to_string(entry.path()).unwrap();
+            for name in names_in_template(&source) {
+                let pascal = name.starts_with(|c: char| c.is_ascii_uppercase())
+                    && name.chars().any(|c| c.is_ascii_lowercase());
+                if pascal && !RESERVED_KINDS.contains(&name.as_str()) {
+                    missing.insert(format!(
+                        "{name} ({})",
+                        entry.path().strip_prefix(&root).unwrap().display()
+                    ));
+                }
+            }
+        }
+        assert!(seen > 10, "found only {seen} Rust templates");
+        assert!(
+            missing.is_empty(),
+            "add these to RESERVED_KINDS: {missing:#?}"
+        );
+        for name in [
+            "Deserialize",
+            "CustomResource",
+            "Registration",
+            "ControllerSetup",
+        ] {
+            assert!(RESERVED_KINDS.contains(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn reserved_kinds_and_their_generated_types_are_refused() {
+        let kind = Kind::parse("Pod").unwrap();
+        assert!(check_reserved_kind(&kind).is_err());
+        let kind = Kind::parse("Deployment").unwrap();
+        assert!(check_reserved_kind(&kind).is_err());
+        // `PodSpec` is imported: a kind Pod would clash through its own PodSpec too.
+        assert!(RESERVED_KINDS.contains(&"PodSpec"));
+        let kind = Kind::parse("Captain").unwrap();
+        assert!(check_reserved_kind(&kind).is_ok());
+        // DeploymentSpec is imported, so a kind Deployment clashes through its spec type too;
+        // Condition is imported, so ConditionSpec is fine but Condition is not.
+        for name in ["Option", "Serialize", "Webhook", "Denial", "Context"] {
+            assert!(
+                check_reserved_kind(&Kind::parse(name).unwrap()).is_err(),
+                "{name}"
+            );
+        }
     }
 }

@@ -5,6 +5,11 @@
 //! Each kind gets a module `src/webhook/[<group>/]<version>/<kind>/` with one file per webhook
 //! type, so adding a second type to a kind renders one more file and inserts single lines at
 //! markers: the files the user already edited are never re-rendered (unless `--force`).
+//!
+//! The machinery (the traits, the HTTPS server, the webhook configurations) is the runtime
+//! crate's, `operator_rs_runtime::webhook`, and `init` already wires the project's
+//! `webhook::webhooks()` into the manager and into `make manifests`: a webhook adds its kind to
+//! that list and nothing once per project, neither code nor dependencies.
 
 use std::path::Path;
 
@@ -21,15 +26,14 @@ use crate::cli::CreateWebhookArgs;
 use crate::context::project_context;
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::project::{self, Project, Resource};
-use crate::scaffold::{Plan, cargo_toml};
+use crate::scaffold::Plan;
 
-/// The webhook machinery, the Kubernetes config of the webhook server and the module of the kind:
-/// written by the first webhook that needs them, then kept.
+/// The Kubernetes config of the webhook server and the modules of the group, version and kind:
+/// written by the first webhook that needs them, then kept. The webhook machinery itself is the
+/// runtime crate's (`operator_rs_runtime::webhook`), and `src/webhook/mod.rs`, the list of the
+/// project's webhooks that the manager serves and `make manifests` registers, is written by
+/// `init`.
 const SHARED_FILES: &[TemplateRow] = &[
-    shared_file("webhook/src/webhook/mod.rs"),
-    shared_file("webhook/src/webhook/admission.rs"),
-    shared_file("webhook/src/webhook/conversion.rs"),
-    shared_file("webhook/src/webhook/server.rs"),
     group_file("webhook/src/webhook/{{ group_module }}/mod.rs"),
     shared_file("webhook/src/webhook/{{ webhook_dir }}/mod.rs"),
     shared_file("webhook/src/webhook/{{ webhook_dir }}/{{ kind_snake }}/mod.rs"),
@@ -44,37 +48,10 @@ const SHARED_FILES: &[TemplateRow] = &[
     shared_file("webhook/config/network-policy/allow-webhook-traffic.yaml"),
 ];
 
-/// The manager starts the webhook server on every replica, leader or not (the Service spreads
-/// the API server's calls over all of them), unless `ENABLE_WEBHOOKS=false`.
-const MANAGER_WEBHOOK_SERVER: &str = "\
-// The webhook server runs on every replica, leader or not; ENABLE_WEBHOOKS=false turns it off.
-let webhook_config = crate::webhook::WebhookServerConfig {
-    address: std::net::SocketAddr::from(([0, 0, 0, 0], flags.webhook_port)),
-    cert_dir: flags
-        .webhook_cert_path
-        .clone()
-        .unwrap_or_else(crate::webhook::server::default_cert_dir),
-    cert_name: flags.webhook_cert_name.clone(),
-    key_name: flags.webhook_cert_key.clone(),
-    enable_http2: flags.enable_http2,
-};
-if let Some(server) = crate::webhook::start(&webhook_config, shutdown.clone())
-    .context(\"cannot start the webhook server\")?
-{
-    tasks.spawn(async move {
-        let result = server.await.map_err(anyhow::Error::from);
-        (\"webhook server\".to_owned(), result)
-    });
-}";
-
-/// `make manifests` writes `config/webhook/manifests.yaml` once the project has webhooks.
-const MANIFESTS_WEBHOOKS: &str = "\
-let webhooks = crate::webhook::webhook_manifests();
-manifests.push(render_webhooks(webhooks.mutating, webhooks.validating)?);";
-
-/// Insertions for every webhook.
+/// Insertions for every webhook: the kind's module and its `webhooks()` in the project's list.
+/// Nothing once per project: the manager already serves `webhook::webhooks()` and `make
+/// manifests` already registers them (a project without webhooks has an empty list).
 const SHARED_INSERTS: &[InsertRow] = &[
-    insert("src/lib.rs", "lib-modules", "pub mod webhook;"),
     insert(
         "src/webhook/mod.rs",
         "webhook-modules",
@@ -95,12 +72,6 @@ const SHARED_INSERTS: &[InsertRow] = &[
         "webhooks",
         "{{ webhook_rel_module }}::{{ kind_snake }}::webhooks(),",
     ),
-    insert(
-        "src/manager/mod.rs",
-        "manager-servers",
-        MANAGER_WEBHOOK_SERVER,
-    ),
-    insert("src/manifests.rs", "manifests", MANIFESTS_WEBHOOKS),
     insert(
         "config/network-policy/kustomization.yaml",
         "network-policies",
@@ -331,8 +302,9 @@ Before deploying, exclude the operator's own namespace (namespaceSelector or obj
 webhook configuration) or use `failurePolicy: Ignore`. See
 https://book.kubebuilder.io/reference/webhook-bootstrap-problem";
 
-/// Module names of `src/webhook/` that a multigroup group module would collide with.
-const RESERVED_MODULES: &[&str] = &["admission", "conversion", "server"];
+/// Names that a multigroup group module in `src/webhook/` would collide with: `src/webhook/mod.rs`
+/// imports from the runtime crate, and a module of the same name would shadow the crate there.
+const RESERVED_MODULES: &[&str] = &["operator_rs_runtime"];
 
 pub fn run(args: &CreateWebhookArgs, dir: &Path) -> Result<()> {
     let request = Request::from_args(args);
@@ -649,7 +621,6 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
             warnings.push(warning);
         }
     }
-    ensure_dependencies(&mut plan)?;
 
     update_project(
         &mut project,
@@ -816,14 +787,17 @@ fn check_conversion(
     Ok(())
 }
 
-/// In multigroup projects, group modules sit beside the webhook machinery in `src/webhook/`.
+/// In multigroup projects, group modules sit in `src/webhook/`, beside its import of the runtime.
 fn check_group_module(group: &Group) -> Result<()> {
     let module = group.module();
     if RESERVED_MODULES.contains(&module.as_str()) {
         return Err(InvalidInput::new(
             "--group",
             group.as_str(),
-            format!("its Rust module name {module:?} collides with src/webhook/{module}.rs"),
+            format!(
+                "its Rust module name {module:?} collides with the runtime crate that \
+                 src/webhook/mod.rs uses"
+            ),
         )
         .into());
     }
@@ -980,31 +954,6 @@ fn make_hub_the_storage_version(
     plan.write(&hub_file, hub_text.replacen(&hub_marked, &status_line, 1))?;
     plan.write(file, text.replacen(&status_line, &hub_marked, 1))?;
     Ok(None)
-}
-
-/// Crates the webhook code needs beyond init's: kube's admission types and json-patch (the
-/// version kube uses) for the defaulting patches; the server's crates are init's already.
-fn ensure_dependencies(plan: &mut Plan) -> Result<()> {
-    let Some(mut text) = plan.read("Cargo.toml")? else {
-        bail!("Cargo.toml does not exist; create webhook adds dependencies to it");
-    };
-    text = cargo_toml::ensure_dependency(
-        &text,
-        "dependencies",
-        "kube",
-        "5",
-        &["runtime", "derive", "admission"],
-    )?;
-    text = cargo_toml::ensure_dependency(&text, "dependencies", "json-patch", "4", &[])?;
-    text = cargo_toml::ensure_dependency(&text, "dependencies", "axum", "0.8", &[])?;
-    text = cargo_toml::ensure_dependency(
-        &text,
-        "dependencies",
-        "axum-server",
-        "0.8",
-        &["tls-rustls-no-provider"],
-    )?;
-    plan.write("Cargo.toml", text)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -11,8 +11,8 @@ use tera::Context;
 
 use super::resource::{InsertRow, TemplateRow, insert, kind_file};
 use crate::cli::DeployImageArgs;
-use crate::names::{InvalidInput, Kind};
-use crate::project::Project;
+use crate::names::{InvalidInput, Kind, rust_str_literal};
+use crate::project::{Project, yaml_str};
 use crate::scaffold::Plan;
 
 /// The plugin's key in PROJECT, after kubebuilder's `deploy-image.go.kubebuilder.io/v1-alpha`
@@ -106,17 +106,64 @@ impl DeployImage {
         }))
     }
 
-    /// `MEMCACHED_IMAGE` for kind Memcached: the manager reads the image from it.
-    pub fn image_env(kind: &Kind) -> String {
-        format!("{}_IMAGE", kind.snake().to_uppercase())
+    /// The environment variable the manager reads the kind's image from: `MEMCACHED_IMAGE` for
+    /// kind Memcached. Two groups of a multigroup project may each have a kind Memcached: the
+    /// first one recorded in PROJECT keeps `MEMCACHED_IMAGE`, the others get their group's name in
+    /// theirs (`STORE_MEMCACHED_IMAGE` for group store), so that every kind keeps its own image,
+    /// on every rerun.
+    pub fn image_env(project: &Project, group: &str, kind: &Kind) -> String {
+        let mut kinds: Vec<(String, String)> = Vec::new();
+        for record in records(project) {
+            let (Some(g), Some(k)) = (
+                record.get("group").and_then(Value::as_str),
+                record.get("kind").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            if !kinds.iter().any(|(a, b)| a == g && b == k) {
+                kinds.push((g.to_string(), k.to_string()));
+            }
+        }
+        if !kinds.iter().any(|(g, k)| g == group && k == kind.as_str()) {
+            kinds.push((group.to_string(), kind.as_str().to_string()));
+        }
+        let mut taken: Vec<String> = Vec::new();
+        for (g, k) in kinds {
+            let kind_part = heck::ToShoutySnakeCase::to_shouty_snake_case(k.as_str());
+            let group_part = g.replace(['.', '-'], "_").to_uppercase();
+            let name = [
+                format!("{kind_part}_IMAGE"),
+                format!("{group_part}_{kind_part}_IMAGE"),
+            ]
+            .into_iter()
+            .chain((2..).map(|n| format!("{group_part}_{kind_part}_IMAGE_{n}")))
+            .find(|name| !taken.contains(name))
+            .expect("an endless list has a free name");
+            if g == group && k == kind.as_str() {
+                return name;
+            }
+            taken.push(name);
+        }
+        unreachable!("the kind was added to the list")
     }
 
-    /// The template variables of the plugin (documented in docs/templates.md).
-    pub fn insert_context(&self, ctx: &mut Context, kind: &Kind, qualified_group: &str) {
+    /// The template variables of the plugin (documented in docs/templates.md). `image_env` is
+    /// [`DeployImage::image_env`].
+    pub fn insert_context(
+        &self,
+        ctx: &mut Context,
+        kind: &Kind,
+        qualified_group: &str,
+        image_env: &str,
+    ) {
         ctx.insert("image", &self.image);
-        ctx.insert("image_env", &Self::image_env(kind));
+        ctx.insert("image_env", image_env);
         // Rust string literals, quoted and escaped, for `vec![...]`.
-        let literals: Vec<String> = self.command.iter().map(|arg| format!("{arg:?}")).collect();
+        let literals: Vec<String> = self
+            .command
+            .iter()
+            .map(|arg| rust_str_literal(arg))
+            .collect();
         ctx.insert("container_command", &literals);
         ctx.insert("has_container_port", &self.port.is_some());
         ctx.insert("container_port", &self.port.unwrap_or_default());
@@ -178,6 +225,85 @@ impl DeployImage {
     }
 }
 
+/// The plugin's records in PROJECT (`plugins.<key>.resources`), in order.
+pub(crate) fn records(project: &Project) -> &[Value] {
+    project
+        .plugins
+        .get(PLUGIN_KEY)
+        .and_then(|config| config.get("resources"))
+        .and_then(Value::as_sequence)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Checks the plugin's record in PROJECT (`config` under `plugins.<key>`) with the rules of the
+/// flags it records; other plugins' records are theirs. An error names the key under
+/// `plugins.<key>` and the value.
+pub fn check_plugin_config(key: &str, config: &Value) -> Result<(), (String, InvalidInput)> {
+    if key != PLUGIN_KEY {
+        return Ok(());
+    }
+    let Some(resources) = config.get("resources") else {
+        return Ok(());
+    };
+    let Some(resources) = resources.as_sequence() else {
+        return Err((
+            "resources".into(),
+            InvalidInput::new("", &describe(resources), "must be a list of records"),
+        ));
+    };
+    for (i, record) in resources.iter().enumerate() {
+        let at = |field: &str| format!("resources[{i}].{field}");
+        let text = |field: &str, value: Option<&Value>| -> Result<String, (String, InvalidInput)> {
+            match value {
+                Some(Value::String(s)) => Ok(s.clone()),
+                // kubebuilder writes numbers as strings; a hand edit may not.
+                Some(Value::Number(n)) => Ok(n.to_string()),
+                Some(other) => Err((
+                    at(field),
+                    InvalidInput::new("", &describe(other), "must be a string"),
+                )),
+                None => Err((at(field), InvalidInput::new("", "", "is missing"))),
+            }
+        };
+        let group = text("group", record.get("group"))?;
+        if !crate::names::is_dns1123_subdomain(&group) {
+            return Err((
+                at("group"),
+                InvalidInput::new("", &group, "must be an API group like cache"),
+            ));
+        }
+        let version = text("version", record.get("version"))?;
+        crate::names::Version::parse(&version).map_err(|e| (at("version"), e))?;
+        let kind = text("kind", record.get("kind"))?;
+        Kind::parse(&kind).map_err(|e| (at("kind"), e))?;
+        let options = record.get("options");
+        let option = |name: &str| options.and_then(|o| o.get(name));
+        let image = text("options.image", option("image"))?;
+        check_image(&image).map_err(|e| (at("options.image"), e))?;
+        if let Some(value) = option("containerCommand") {
+            let command = text("options.containerCommand", Some(value))?;
+            parse_command(&command).map_err(|e| (at("options.containerCommand"), e))?;
+        }
+        if let Some(value) = option("containerPort") {
+            let port = text("options.containerPort", Some(value))?;
+            parse_port(&port).map_err(|e| (at("options.containerPort"), e))?;
+        }
+        if let Some(value) = option("runAsUser") {
+            let user = text("options.runAsUser", Some(value))?;
+            parse_run_as_user(&user).map_err(|e| (at("options.runAsUser"), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A YAML value of the wrong type, for a message.
+fn describe(value: &Value) -> String {
+    serde_yaml::to_string(value)
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
 /// The fields of a version's spec, as `create api` wrote them: other templates (webhooks) use
 /// them in their examples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,18 +317,11 @@ pub enum SpecShape {
 impl SpecShape {
     /// The shape of the spec of group/version/kind, from the plugin's record in PROJECT.
     pub fn of(project: &Project, group: &str, version: &str, kind: &str) -> Self {
-        let recorded = project
-            .plugins
-            .get(PLUGIN_KEY)
-            .and_then(|config| config.get("resources"))
-            .and_then(Value::as_sequence)
-            .and_then(|resources| {
-                resources.iter().find(|r| {
-                    r.get("group").and_then(Value::as_str) == Some(group)
-                        && r.get("version").and_then(Value::as_str) == Some(version)
-                        && r.get("kind").and_then(Value::as_str) == Some(kind)
-                })
-            });
+        let recorded = records(project).iter().find(|r| {
+            r.get("group").and_then(Value::as_str) == Some(group)
+                && r.get("version").and_then(Value::as_str) == Some(version)
+                && r.get("kind").and_then(Value::as_str) == Some(kind)
+        });
         match recorded {
             Some(r) => Self::DeployImage {
                 port: r
@@ -272,7 +391,7 @@ fn set_env(text: &str, name: &str, image: &str) -> Result<String> {
 
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     let item_indent = " ".repeat(key_indent);
-    let value_line = format!("{item_indent}  value: {image}");
+    let value_line = format!("{item_indent}  value: {}", yaml_str(image));
     // `env:` may also be the container's first key, on its `- ` line.
     let env = (start..end).find(|&i| {
         let line = lines[i].trim_start();
@@ -342,6 +461,11 @@ fn check_image(image: &str) -> Result<(), InvalidInput> {
     if image.is_empty() {
         return Err(invalid(
             "must not be empty: the deploy-image plugin needs an image",
+        ));
+    }
+    if image.len() > MAX_IMAGE {
+        return Err(invalid(
+            "must be at most 512 characters (a repository name has at most 255)",
         ));
     }
     let (name_tag, digest) = match image.split_once('@') {
@@ -415,13 +539,30 @@ fn check_image(image: &str) -> Result<(), InvalidInput> {
             && !c.contains("..")
             && !c.contains("___")
     };
-    if components.is_empty() || !components.iter().all(|c| component_ok(c)) {
+    if components.is_empty() || !components.iter().all(|c| component_ok(c)) || name.len() > 255 {
         return Err(invalid(RULE));
     }
     Ok(())
 }
 
+/// The longest `--image`: a repository name of 255 characters, a tag of 128 and a digest.
+const MAX_IMAGE: usize = 512;
+
+/// The longest `--image-container-command`.
+const MAX_COMMAND: usize = 4096;
+
+/// The command, split at commas. Each argument becomes a Rust string literal
+/// ([`rust_str_literal`] escapes what it must) and the whole a PROJECT value ([`yaml_str`]), so
+/// any visible text is fine; control characters (line breaks) are refused as the typing mistakes
+/// they are.
 fn parse_command(flag: &str) -> Result<Vec<String>, InvalidInput> {
+    if flag.chars().count() > MAX_COMMAND {
+        return Err(InvalidInput::new(
+            "--image-container-command",
+            flag,
+            format!("must be at most {MAX_COMMAND} characters"),
+        ));
+    }
     let args: Vec<String> = flag.split(',').map(str::to_string).collect();
     if args
         .iter()

@@ -9,7 +9,8 @@ use crate::cli::{InitArgs, License};
 use crate::context::{BOILERPLATE_FILE, project_context};
 use crate::names::{Domain, InvalidInput, ProjectName};
 use crate::project::{self, LAYOUT, Project};
-use crate::scaffold::{IfExists, Plan, templates};
+use crate::runtime_crate;
+use crate::scaffold::{IfExists, Plan, cargo_lock, templates};
 
 /// Files whose presence means the folder already holds a project (kubebuilder checks the same
 /// three, with `cmd/main.go` in place of `src/main.rs`).
@@ -36,14 +37,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         Some(name) => ProjectName::parse(name)?,
         None => ProjectName::from_folder(&folder_name(dir)?)?,
     };
-    if args.owner.chars().any(char::is_control) {
-        return Err(InvalidInput::new(
-            "--owner",
-            &args.owner,
-            "must not contain control characters such as new lines",
-        )
-        .into());
-    }
+    check_owner(&args.owner)?;
     refuse_initialized(dir)?;
 
     let project = Project {
@@ -67,24 +61,80 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         if file.path == BOILERPLATE_FILE && args.license == License::None {
             continue;
         }
-        plan.create(&file.path, file.contents, IfExists::Error)
-            .with_context(|| {
-                "init writes a whole new project and never overwrites files".to_string()
-            })?;
+        let contents = if file.path == "Cargo.lock" {
+            cargo_lock::for_project(&file.contents, name.as_str())?
+        } else {
+            file.contents
+        };
+        create_new(&mut plan, &file.path, contents)?;
+    }
+    // The runtime crate the project depends on, as this operator-rs ships it.
+    for (path, contents) in runtime_crate::files() {
+        create_new(&mut plan, &path, contents.to_owned())?;
     }
     plan.write(project::FILE, project.render())?;
     Ok(plan)
 }
 
+/// The longest `--owner`.
+const MAX_OWNER: usize = 200;
+
+/// The owner is written into the license header of every Rust file (`// Copyright <year>
+/// <owner>.`) and into README.md: one line of visible text, of any script.
+fn check_owner(owner: &str) -> Result<(), InvalidInput> {
+    if owner.chars().count() > MAX_OWNER {
+        return Err(InvalidInput::new(
+            "--owner",
+            owner,
+            format!("must be at most {MAX_OWNER} characters: it goes into the license header"),
+        ));
+    }
+    crate::names::check_line_text(owner).map_err(|rule| {
+        InvalidInput::new(
+            "--owner",
+            owner,
+            format!("{rule}: it goes into the license header of every Rust file"),
+        )
+    })
+}
+
+/// Plans a new file: init never overwrites anything, and never writes under a file that is
+/// where one of its folders goes.
+fn create_new(plan: &mut Plan, path: &str, contents: String) -> Result<()> {
+    let root = plan.root().to_path_buf();
+    let parts: Vec<&str> = path.split('/').collect();
+    for depth in 1..parts.len() {
+        let folder = parts[..depth].join("/");
+        if root
+            .join(&folder)
+            .symlink_metadata()
+            .is_ok_and(|m| !m.is_dir())
+        {
+            bail!(
+                "{folder} already exists and is not a plain folder, but init writes {path} there; move \
+                 {folder} away, or run operator-rs init in an empty folder"
+            );
+        }
+    }
+    if root.join(path).symlink_metadata().is_ok() {
+        bail!(
+            "{path} already exists, and init writes a whole new project without overwriting \
+             anything: move {path} away, or run operator-rs init in an empty folder"
+        );
+    }
+    plan.create(path, contents, IfExists::Error)
+}
+
 fn folder_name(dir: &Path) -> Result<String> {
     let full = dir
         .canonicalize()
-        .with_context(|| format!("reading folder {}", dir.display()))?;
+        .with_context(|| format!("reading folder {:?}", dir.display().to_string()))?;
     match full.file_name().and_then(|n| n.to_str()) {
         Some(name) => Ok(name.to_string()),
         None => bail!(
-            "cannot derive a project name from {}; pass --project-name",
-            full.display()
+            "cannot derive a project name from the folder {:?}; pass --project-name, e.g. \
+             --project-name my-operator",
+            full.display().to_string()
         ),
     }
 }

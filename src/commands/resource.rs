@@ -1,6 +1,7 @@
 //! Pieces shared by the commands that scaffold into an existing project (`create api`,
 //! `create webhook`): template tables, insertion tables and the helpers that apply them.
 
+use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -134,12 +135,10 @@ pub(crate) fn render_rows(
             .split_once('/')
             .map_or(row.template, |(_, rest)| rest);
         let path = templates::render_str(output, ctx)?;
-        let mut contents = templates::render(row.template, ctx)?;
-        if path.ends_with(".rs") {
-            // Long kind or group names can change rustfmt's layout; format like `cargo fmt`.
-            contents = crate::scaffold::rustfmt::format(&contents);
-        }
-        plan.create(&path, contents, row.if_exists)?;
+        let contents = templates::render(row.template, ctx)?;
+        // Long kind or group names can change rustfmt's layout: `.rs` files are formatted like
+        // `cargo fmt` does, all at once when the plan is finished.
+        plan.create_formatted(&path, contents, row.if_exists)?;
     }
     Ok(())
 }
@@ -162,14 +161,28 @@ pub(crate) fn apply_inserts(
 }
 
 /// kubebuilder's `--make`: bring the manifests in line right away. A failure is not fatal (the
-/// scaffold is complete); it says how to retry.
+/// scaffold is complete); it says how to retry. The output (cargo's, mostly) is shown only if it
+/// fails, or as it comes with `--verbose`.
 pub(crate) fn run_make_manifests(dir: &Path) {
-    println!("$ make manifests");
-    match Command::new("make")
-        .arg("manifests")
-        .current_dir(dir)
-        .status()
-    {
+    let mut make = Command::new("make");
+    make.arg("manifests").current_dir(dir);
+    let result = if super::verbose() {
+        println!("$ make manifests");
+        make.status()
+    } else {
+        println!(
+            "running make manifests (the first build of a project compiles its dependencies and \
+             can take a few minutes)…"
+        );
+        let _ = std::io::stdout().flush();
+        super::run_quietly(make).map(|(status, output)| {
+            if !status.success() {
+                let _ = std::io::stderr().write_all(&output);
+            }
+            status
+        })
+    };
+    match result {
         Ok(status) if status.success() => {}
         Ok(status) => {
             eprintln!("warning: `make manifests` failed ({status}); fix the error and run it again")

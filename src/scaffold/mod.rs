@@ -1,11 +1,16 @@
 //! The scaffolding engine shared by every command: templates, plans, markers and atomic writes.
 
 mod apply;
-pub mod cargo_toml;
+pub mod cargo_lock;
+mod fault;
+mod interrupt;
+pub mod journal;
+pub mod lock;
 pub mod markers;
 mod plan;
 pub mod rustfmt;
 pub mod templates;
 
 pub use apply::apply;
+pub use lock::{ProjectLock, lock, refuse_unfinished};
 pub use plan::{Action, Change, IfExists, Plan};

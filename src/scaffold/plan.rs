@@ -11,7 +11,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 
-use super::markers;
+use super::{markers, rustfmt};
 
 /// What happens to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,12 +52,39 @@ pub struct Change {
 }
 
 /// The files a command will write, in the order it planned them.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Plan {
     root: PathBuf,
     force: bool,
     changes: Vec<Change>,
     index: BTreeMap<String, usize>,
+    /// Files planned with [`Plan::create_formatted`] that rustfmt has yet to format, by path.
+    unformatted: BTreeMap<String, Unformatted>,
+}
+
+/// A Rust file rendered from a template, until [`Plan::format_rust`]: the rendered text, and the
+/// marker edits made to the file since, to make again on the formatted text.
+#[derive(Debug, Clone)]
+struct Unformatted {
+    rendered: String,
+    edits: Vec<MarkerEdit>,
+}
+
+#[derive(Debug, Clone)]
+enum MarkerEdit {
+    Insert { marker: String, fragment: String },
+    Uncomment { block: String },
+}
+
+impl MarkerEdit {
+    fn apply(&self, path: &str, text: &str) -> Result<String> {
+        match self {
+            MarkerEdit::Insert { marker, fragment } => {
+                markers::insert(path, text, marker, fragment)
+            }
+            MarkerEdit::Uncomment { block } => markers::uncomment(path, text, block),
+        }
+    }
 }
 
 impl Plan {
@@ -68,6 +95,7 @@ impl Plan {
             force,
             changes: Vec::new(),
             index: BTreeMap::new(),
+            unformatted: BTreeMap::new(),
         }
     }
 
@@ -112,9 +140,110 @@ impl Plan {
         }
     }
 
+    /// Like [`Plan::create`], for a Rust file rendered from a template: rustfmt formats it before
+    /// it is written, as `cargo fmt` would (long kind or group names can change rustfmt's layout),
+    /// all such files in one process, in [`Plan::format_rust`]. Until then [`Plan::read`] gives
+    /// it unformatted. Other files are planned as [`Plan::create`] plans them.
+    pub fn create_formatted(
+        &mut self,
+        path: &str,
+        contents: String,
+        if_exists: IfExists,
+    ) -> Result<()> {
+        if !path.ends_with(".rs") {
+            return self.create(path, contents, if_exists);
+        }
+        check_relative(path)?;
+        // A file that differs from the new one only in layout is no conflict: decide that now,
+        // before refusing (a rustfmt process of its own, on this path only).
+        if if_exists == IfExists::Error
+            && !self.force
+            && let Some(existing) = self.read_disk(path)?
+            && existing != contents
+            && format_one(&self.root, &contents) == existing
+        {
+            return Ok(());
+        }
+        self.create(path, contents.clone(), if_exists)?;
+        let staged = self.index.get(path).map(|&i| &self.changes[i]);
+        if staged.is_some_and(|c| c.contents == contents) {
+            let unformatted = Unformatted {
+                rendered: contents,
+                edits: Vec::new(),
+            };
+            self.unformatted.insert(path.to_string(), unformatted);
+        }
+        Ok(())
+    }
+
+    /// Whether [`Plan::format_rust`] has work to do.
+    pub fn needs_rustfmt(&self) -> bool {
+        !self.unformatted.is_empty()
+    }
+
+    /// Formats the files planned with [`Plan::create_formatted`] as they were rendered, all in one
+    /// rustfmt process, then makes the marker edits of later steps again on the formatted texts.
+    /// Fragments are written formatted and are not formatted again, so a fragment inserted twice
+    /// is found and not duplicated. A file that ends up as it is on disk is dropped from the plan.
+    /// Without rustfmt, the texts stay as they are.
+    pub fn format_rust(&mut self) -> Result<()> {
+        let unformatted = std::mem::take(&mut self.unformatted);
+        self.format(unformatted)
+    }
+
+    fn format(&mut self, files: BTreeMap<String, Unformatted>) -> Result<()> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let (paths, files): (Vec<String>, Vec<Unformatted>) = files.into_iter().unzip();
+        let (texts, edits): (Vec<String>, Vec<Vec<MarkerEdit>>) =
+            files.into_iter().map(|f| (f.rendered, f.edits)).unzip();
+        let formatted = rustfmt::format_all(&self.root, texts);
+        let mut dropped = Vec::new();
+        for ((path, edits), formatted) in paths.iter().zip(edits).zip(formatted) {
+            let mut text = formatted.clone();
+            for edit in &edits {
+                text = edit.apply(path, &text)?;
+            }
+            let i = self.index[path];
+            if self.changes[i].action == Action::Overwrite {
+                // As if the formatted file had been planned: the same as on disk is no change, and
+                // inserting into the file on disk is an update.
+                let disk = self.read_disk(path)?;
+                if disk.as_deref() == Some(text.as_str()) {
+                    dropped.push(i);
+                } else if disk.as_deref() == Some(formatted.as_str()) {
+                    self.changes[i].action = Action::Update;
+                }
+            }
+            self.changes[i].contents = text;
+        }
+        if !dropped.is_empty() {
+            let mut i = 0;
+            self.changes.retain(|_| {
+                i += 1;
+                !dropped.contains(&(i - 1))
+            });
+            self.index = (self.changes.iter().enumerate())
+                .map(|(i, c)| (c.path.clone(), i))
+                .collect();
+        }
+        Ok(())
+    }
+
+    /// Formats `path` now if it waits for rustfmt: for edits that are not marker edits, which
+    /// [`Plan::format_rust`] could not make again.
+    fn format_now(&mut self, path: &str) -> Result<()> {
+        match self.unformatted.remove_entry(path) {
+            Some(entry) => self.format(BTreeMap::from([entry])),
+            None => Ok(()),
+        }
+    }
+
     /// Plans a file the tool owns and always rewrites (PROJECT).
     pub fn write(&mut self, path: &str, contents: String) -> Result<()> {
         check_relative(path)?;
+        self.format_now(path)?;
         let action = match self.read(path)? {
             None => Action::Create,
             Some(existing) if existing == contents => return Ok(()),
@@ -125,17 +254,38 @@ impl Plan {
 
     /// Plans inserting `fragment` above marker `marker` in `path` (a no-op if it is there).
     pub fn insert(&mut self, path: &str, marker: &str, fragment: &str) -> Result<()> {
-        self.edit(path, |text| markers::insert(path, text, marker, fragment))
+        self.marker_edit(
+            path,
+            MarkerEdit::Insert {
+                marker: marker.to_string(),
+                fragment: fragment.to_string(),
+            },
+        )
     }
 
     /// Plans uncommenting `block` in `path` (a no-op if it is active already).
     pub fn uncomment(&mut self, path: &str, block: &str) -> Result<()> {
-        self.edit(path, |text| markers::uncomment(path, text, block))
+        let block = block.to_string();
+        self.marker_edit(path, MarkerEdit::Uncomment { block })
+    }
+
+    fn marker_edit(&mut self, path: &str, edit: MarkerEdit) -> Result<()> {
+        self.edit_text(path, |text| edit.apply(path, text))?;
+        if let Some(file) = self.unformatted.get_mut(path) {
+            file.edits.push(edit);
+        }
+        Ok(())
     }
 
     /// Plans an edit of an existing file (or of one planned earlier): `f` gets its text and
     /// returns the new text.
     pub fn edit(&mut self, path: &str, f: impl FnOnce(&str) -> Result<String>) -> Result<()> {
+        check_relative(path)?;
+        self.format_now(path)?;
+        self.edit_text(path, f)
+    }
+
+    fn edit_text(&mut self, path: &str, f: impl FnOnce(&str) -> Result<String>) -> Result<()> {
         check_relative(path)?;
         let Some(text) = self.read(path)? else {
             bail!(
@@ -180,6 +330,11 @@ impl Plan {
         }
         out
     }
+}
+
+fn format_one(root: &Path, text: &str) -> String {
+    let mut formatted = rustfmt::format_all(root, vec![text.to_string()]);
+    formatted.pop().unwrap_or_else(|| text.to_string())
 }
 
 /// Planned paths must stay inside the project: relative, no `..`, no root or drive prefix.
@@ -231,6 +386,98 @@ mod tests {
             plan.changes()[0].contents,
             "r:\n- a\n# +operator-rs:scaffold:x\n"
         );
+    }
+
+    const MESSY: &str = "fn f( ) {let x=1;}\n";
+    const CLEAN: &str = "fn f() {\n    let x = 1;\n}\n";
+    const MARKED: &str = "fn f( ) {let x=1;}\n// +operator-rs:scaffold:items\n";
+
+    /// Whether rustfmt is there to format (the tests check the plan either way).
+    fn rustfmt_formats() -> bool {
+        format_one(Path::new("."), MESSY) == CLEAN
+    }
+
+    #[test]
+    fn rust_files_from_templates_are_formatted_as_rendered_then_edited() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("edited.rs"), MARKED).unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create_formatted("new.rs", MARKED.into(), IfExists::Error)
+            .unwrap();
+        // Fragments are written formatted; they are inserted again into the formatted text.
+        plan.insert("new.rs", "items", "fn g(a:u8) {}").unwrap();
+        plan.create("plain.rs", MESSY.into(), IfExists::Error)
+            .unwrap();
+        plan.create_formatted("a.yaml", "a:  1\n".into(), IfExists::Error)
+            .unwrap();
+        plan.insert("edited.rs", "items", "fn g() {}").unwrap();
+        assert!(plan.needs_rustfmt());
+        assert_eq!(
+            plan.read("new.rs").unwrap().unwrap(),
+            "fn f( ) {let x=1;}\nfn g(a:u8) {}\n// +operator-rs:scaffold:items\n"
+        );
+        plan.format_rust().unwrap();
+        assert!(!plan.needs_rustfmt());
+
+        let contents = |path: &str| plan.read(path).unwrap().unwrap();
+        if rustfmt_formats() {
+            assert_eq!(
+                contents("new.rs"),
+                format!("{CLEAN}fn g(a:u8) {{}}\n// +operator-rs:scaffold:items\n")
+            );
+        }
+        // Only Rust files planned with create_formatted, and not edits of existing files.
+        assert_eq!(contents("plain.rs"), MESSY);
+        assert_eq!(contents("a.yaml"), "a:  1\n");
+        assert_eq!(
+            contents("edited.rs"),
+            "fn f( ) {let x=1;}\nfn g() {}\n// +operator-rs:scaffold:items\n"
+        );
+        let actions: Vec<Action> = plan.changes().iter().map(|c| c.action).collect();
+        use Action::*;
+        assert_eq!(actions, [Create, Create, Create, Update]);
+    }
+
+    #[test]
+    fn a_file_that_only_needs_formatting_is_no_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let on_disk = format_one(dir.path(), MARKED);
+        std::fs::write(dir.path().join("a.rs"), &on_disk).unwrap();
+        std::fs::write(dir.path().join("b.rs"), &on_disk).unwrap();
+        // Without --force: no conflict, nothing planned.
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create_formatted("a.rs", MARKED.into(), IfExists::Error)
+            .unwrap();
+        assert!(plan.changes().is_empty());
+
+        // With --force: an overwrite until formatted, then nothing (a.rs), or an update (b.rs,
+        // where a fragment is inserted into the file on disk).
+        let mut plan = Plan::new(dir.path(), true);
+        for path in ["a.rs", "b.rs"] {
+            plan.create_formatted(path, MARKED.into(), IfExists::Error)
+                .unwrap();
+        }
+        plan.insert("b.rs", "items", "fn g() {}").unwrap();
+        plan.format_rust().unwrap();
+        let changes: Vec<(&str, Action)> = (plan.changes().iter())
+            .map(|c| (c.path.as_str(), c.action))
+            .collect();
+        assert_eq!(changes, [("b.rs", Action::Update)]);
+        assert_eq!(plan.read("a.rs").unwrap().unwrap(), on_disk);
+    }
+
+    #[test]
+    fn other_edits_format_the_file_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = Plan::new(dir.path(), false);
+        plan.create_formatted("a.rs", MESSY.into(), IfExists::Error)
+            .unwrap();
+        plan.edit("a.rs", |t| Ok(format!("{t}// end\n"))).unwrap();
+        assert!(!plan.needs_rustfmt());
+        let want = format!("{}// end\n", format_one(dir.path(), MESSY));
+        assert_eq!(plan.read("a.rs").unwrap().unwrap(), want);
+        plan.format_rust().unwrap();
+        assert_eq!(plan.read("a.rs").unwrap().unwrap(), want);
     }
 
     #[test]

@@ -3,13 +3,26 @@
 //! `templates/<command>/` mirrors the tree a command writes: the template of a generated file
 //! sits at the same relative path, so `templates/init/config/manager/manager.yaml` becomes
 //! `config/manager/manager.yaml`. Paths may hold tera expressions too (for instance
-//! `src/api/{{ api_dir }}/{{ kind_file }}.rs`). Contents and paths are rendered with tera.
+//! `src/api/{{ api_dir }}/{{ kind_file }}.rs`). Contents, paths and inserted fragments are all
+//! rendered by one tera instance, which parses each of them once per process.
+
+use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context as _, Result};
 use include_dir::{Dir, DirEntry, include_dir};
 use tera::{Context, Tera};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+
+/// Every template parsed so far: embedded files under their path (`init/src/main.rs`), texts
+/// given to [`render_str`] (paths, fragments) under [`inline_name`]. Parsing is most of the cost
+/// of rendering, and the same path and fragment expressions come back for every file and kind.
+static TERA: LazyLock<Mutex<Tera>> = LazyLock::new(|| {
+    let mut tera = Tera::default();
+    // Generated files are code and YAML, never HTML.
+    tera.autoescape_on(vec![]);
+    Mutex::new(tera)
+});
 
 /// One rendered file: its path in the generated project and its contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +57,7 @@ fn collect(dir: &'static Dir<'static>, out: &mut Vec<&'static str>) {
 /// Renders every template under `templates/<prefix>/`; paths in the result are relative to
 /// that prefix.
 pub fn render_dir(prefix: &str, context: &Context) -> Result<Vec<Rendered>> {
+    let mut tera = tera();
     list(prefix)
         .into_iter()
         .map(|template| {
@@ -52,8 +66,8 @@ pub fn render_dir(prefix: &str, context: &Context) -> Result<Vec<Rendered>> {
                 .unwrap_or(template)
                 .trim_start_matches('/');
             Ok(Rendered {
-                path: render_str(relative, context)?,
-                contents: render(template, context)?,
+                path: render_with(&mut tera, &inline_name(relative), relative, context)?,
+                contents: render_with(&mut tera, template, source(template)?, context)?,
             })
         })
         .collect()
@@ -61,55 +75,46 @@ pub fn render_dir(prefix: &str, context: &Context) -> Result<Vec<Rendered>> {
 
 /// Renders one template by its path relative to `templates/`.
 pub fn render(template: &str, context: &Context) -> Result<String> {
-    let source = TEMPLATES
-        .get_file(template)
-        .and_then(|f| f.contents_utf8())
-        .with_context(|| format!("template {template} is missing from this build"))?;
-    render_named(template, source, context)
+    render_with(&mut tera(), template, source(template)?, context)
 }
 
 /// Renders a template given as text (used for paths and fragments).
-pub fn render_str(source: &str, context: &Context) -> Result<String> {
-    render_named("inline", source, context)
+pub fn render_str(text: &str, context: &Context) -> Result<String> {
+    render_with(&mut tera(), &inline_name(text), text, context)
 }
 
-fn render_named(name: &str, source: &str, context: &Context) -> Result<String> {
-    if let Some(rendered) = substitute_plain_variables(source, context) {
-        return Ok(rendered);
+/// Renders `source`, registered as `name` (and parsed) the first time.
+///
+/// A text without tera's delimiters is its own rendering, and is not handed to tera: parsing is
+/// most of the cost of rendering (about 10 MB/s), and files such as a Cargo.lock would be parsed
+/// for nothing. Nothing else is rendered outside tera.
+fn render_with(tera: &mut Tera, name: &str, source: &str, context: &Context) -> Result<String> {
+    if !["{{", "{%", "{#"].iter().any(|d| source.contains(d)) {
+        return Ok(source.to_string());
     }
-    let mut tera = Tera::default();
-    // Generated files are code and YAML, never HTML.
-    tera.autoescape_on(vec![]);
-    tera.add_raw_template(name, source)
-        .map_err(|e| tera_error(name, e))?;
+    if !tera.templates.contains_key(name) {
+        tera.add_raw_template(name, source)
+            .map_err(|e| tera_error(name, e))?;
+    }
     tera.render(name, context).map_err(|e| tera_error(name, e))
 }
 
-/// The fast path for the most common template: text whose only tera syntax is `{{ name }}` with
-/// a string variable. Parsing with tera costs about as much as the rest of `init` together, and
-/// most generated files (Rust sources with a license header and a crate name) need nothing more.
-/// Returns `None` whenever the template uses anything else (blocks, comments, filters,
-/// expressions, non-string or unknown variables), and tera renders it; a test checks that both
-/// paths agree on every embedded template.
-fn substitute_plain_variables(source: &str, context: &Context) -> Option<String> {
-    if source.contains("{%") || source.contains("{#") {
-        return None;
-    }
-    let mut out = String::with_capacity(source.len() + 1024);
-    let mut rest = source;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after.find("}}")?;
-        let name = after[..end].trim();
-        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.is_empty() {
-            return None;
-        }
-        out.push_str(context.get(name)?.as_str()?);
-        rest = &after[end + 2..];
-    }
-    out.push_str(rest);
-    Some(out)
+/// The name of an inline text: the text quoted (on one line, for error messages). No template
+/// path starts with a quote, so a text never stands for a file.
+fn inline_name(text: &str) -> String {
+    format!("{text:?}")
+}
+
+fn tera() -> MutexGuard<'static, Tera> {
+    // Templates are only ever added whole: a panic elsewhere cannot leave one half-parsed.
+    TERA.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn source(template: &str) -> Result<&'static str> {
+    TEMPLATES
+        .get_file(template)
+        .and_then(|f| f.contents_utf8())
+        .with_context(|| format!("template {template} is missing from this build"))
 }
 
 /// tera nests the useful part of its errors in `source()`; flatten them into one line.
@@ -142,51 +147,86 @@ mod tests {
             render_str("src/{{ kind }}.rs", &ctx).unwrap(),
             "src/captain.rs"
         );
+        // The second time from the parsed template, with another context.
+        ctx.insert("kind", "admiral");
+        assert_eq!(
+            render_str("src/{{ kind }}.rs", &ctx).unwrap(),
+            "src/admiral.rs"
+        );
     }
 
-    /// The fast path and tera agree on every embedded template (with a full project context).
     #[test]
-    fn the_fast_path_renders_like_tera() {
+    fn blocks_and_filters_are_rendered() {
         let mut ctx = Context::new();
-        for key in [
-            "project_name",
-            "crate_name",
-            "domain",
-            "owner",
-            "year",
-            "license",
-            "leader_election_id",
-            "operator_rs_version",
-        ] {
+        ctx.insert("namespaced", &true);
+        ctx.insert("kind", "Captain");
+        assert_eq!(
+            render_str(
+                "{% if namespaced %}{{ kind | lower }}{% else %}no{% endif %}",
+                &ctx
+            )
+            .unwrap(),
+            "captain"
+        );
+    }
+
+    /// Files and inline texts have separate names: a text equal to a template's path is text.
+    #[test]
+    fn inline_texts_never_shadow_files() {
+        let ctx = Context::new();
+        // Parses and registers the file (rendering fails: the context is empty).
+        let _ = render("init/Makefile", &ctx);
+        assert_eq!(render_str("init/Makefile", &ctx).unwrap(), "init/Makefile");
+        assert!(render("init/Makefile", &ctx).is_err(), "still the file");
+    }
+
+    /// The second render of a set comes from the parsed templates and gives the same result.
+    #[test]
+    fn rendering_again_gives_the_same_files() {
+        let project = crate::project::Project {
+            project_name: "demo".into(),
+            domain: "example.com".into(),
+            ..Default::default()
+        };
+        let mut ctx = crate::context::project_context(&project, "// header\n");
+        for key in ["owner", "year", "license"] {
             ctx.insert(key, &format!("value-of-{key}"));
         }
-        ctx.insert("boilerplate", "// header\n");
-        ctx.insert("rust_header", "// header\n\n");
-        ctx.insert("namespaced", &true);
-        ctx.insert("multigroup", &false);
-        let mut fast = 0;
+        let first = render_dir("init", &ctx).unwrap();
+        assert_eq!(first.len(), list("init").len());
+        assert!(first.iter().any(|f| f.path == "src/main.rs"), "{first:?}");
+        assert!(first.iter().all(|f| !f.path.contains("{{")), "{first:?}");
+        assert_eq!(render_dir("init", &ctx).unwrap(), first);
+        let main = render("init/src/main.rs", &ctx).unwrap();
+        assert!(
+            first
+                .iter()
+                .any(|f| f.path == "src/main.rs" && f.contents == main)
+        );
+    }
+
+    /// What `render_with` relies on: tera renders a text without its delimiters as it is.
+    #[test]
+    fn texts_without_tera_syntax_are_their_own_rendering() {
         let mut all = Vec::new();
         collect(&TEMPLATES, &mut all);
+        let ctx = Context::new();
+        let mut plain = 0;
+        let mut tera = Tera::default();
+        tera.autoescape_on(vec![]);
         for template in all {
-            let source = TEMPLATES
-                .get_file(template)
-                .and_then(|f| f.contents_utf8())
-                .unwrap();
-            if let Some(rendered) = substitute_plain_variables(source, &ctx) {
-                fast += 1;
-                let mut tera = Tera::default();
-                tera.autoescape_on(vec![]);
-                tera.add_raw_template(template, source).unwrap();
-                assert_eq!(rendered, tera.render(template, &ctx).unwrap(), "{template}");
+            let text = source(template).unwrap();
+            if render(template, &ctx).ok().as_deref() == Some(text) {
+                tera.add_raw_template(template, text).unwrap();
+                assert_eq!(tera.render(template, &ctx).unwrap(), text, "{template}");
+                plain += 1;
             }
         }
-        assert!(fast > 10, "only {fast} templates took the fast path");
-        assert_eq!(
-            substitute_plain_variables("{{ namespaced }}", &ctx),
-            None,
-            "booleans go to tera"
-        );
-        assert_eq!(substitute_plain_variables("{{ x | upper }}", &ctx), None);
+        assert!(plain > 0);
+        for text in ["a { b } c", "{ {", "%}", "#}", "}}", "{", ""] {
+            assert_eq!(render_str(text, &ctx).unwrap(), text);
+            assert_eq!(Tera::one_off(text, &ctx, false).unwrap(), text);
+        }
     }
 
     #[test]
@@ -195,5 +235,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("nope"), "{err}");
+        assert!(err.contains("\"{{ nope }}\""), "{err}");
+    }
+
+    #[test]
+    fn syntax_errors_are_errors_every_time() {
+        for _ in 0..2 {
+            let err = render_str("{% if %}", &Context::new()).unwrap_err();
+            assert!(err.to_string().contains("{% if %}"), "{err}");
+        }
+    }
+
+    #[test]
+    fn missing_templates_are_errors() {
+        let err = render("init/no-such-file", &Context::new()).unwrap_err();
+        assert!(err.to_string().contains("missing"), "{err}");
     }
 }

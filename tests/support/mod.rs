@@ -1,10 +1,15 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use assert_cmd::Command;
+use operator_rs::runtime_crate;
+
+/// A tree as [`tree`] returns it: relative path -> bytes.
+pub type Tree = BTreeMap<String, Vec<u8>>;
 
 /// The operator-rs binary, run in `dir`, with a fixed year so trees are reproducible.
 pub fn operator_rs(dir: &Path) -> Command {
@@ -16,7 +21,7 @@ pub fn operator_rs(dir: &Path) -> Command {
 }
 
 /// Every file under `dir` with its bytes, keyed by relative path: the whole state of a tree.
-pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub fn tree(dir: &Path) -> Tree {
     walkdir::WalkDir::new(dir)
         .sort_by_file_name()
         .into_iter()
@@ -85,7 +90,7 @@ pub fn assert_refused(dir: &Path, args: &[&str], expected: &[&str]) {
 }
 
 /// Fails when `tests/snapshots/` holds a snapshot of `scenario` that the test no longer makes
-/// (a file that is not generated any more), so removed files cannot hide in stale snapshots.
+/// (a step that is gone or was renamed), so removed steps cannot hide in stale snapshots.
 pub fn assert_no_stale_snapshots(test_file: &str, scenario: &str, names: &[String]) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
     let prefix = format!("{test_file}__{scenario}__");
@@ -126,4 +131,194 @@ pub fn run_ok(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Whether `path` (relative to a project) is in the runtime crate that `init` writes: operator-rs's
+/// code, tested as code in `runtime/`, so never part of a snapshot.
+pub fn is_runtime(path: &str) -> bool {
+    path.strip_prefix(runtime_crate::DIR)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Checks that the project in `dir` holds the runtime crate this operator-rs ships, byte for
+/// byte: `operator-rs-runtime/` is exactly `operator_rs::runtime_crate::files()`.
+pub fn assert_runtime_is_the_shipped_crate(dir: &Path) {
+    let shipped: Tree = runtime_crate::files()
+        .into_iter()
+        .map(|(path, text)| (path, text.as_bytes().to_vec()))
+        .collect();
+    assert!(!shipped.is_empty(), "operator-rs ships no runtime crate");
+    let written: Tree = tree(dir)
+        .into_iter()
+        .filter(|(path, _)| is_runtime(path))
+        .collect();
+    let paths: BTreeSet<&String> = shipped.keys().chain(written.keys()).collect();
+    let wrong: Vec<String> = paths
+        .into_iter()
+        .filter_map(|path| match (shipped.get(path), written.get(path)) {
+            (Some(_), None) => Some(format!("{path}: missing")),
+            (None, Some(_)) => Some(format!("{path}: not in the runtime crate")),
+            (Some(a), Some(b)) if a != b => Some(format!("{path}: differs")),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{}/ is not the runtime crate operator-rs ships: {wrong:#?}",
+        runtime_crate::DIR
+    );
+}
+
+/// What one command of a scenario did to the project.
+pub struct Step {
+    /// `NN_<command>[_<group>_<version>_<Kind>][_<flag>…]`: the step's snapshot name within its
+    /// scenario.
+    pub name: String,
+    /// The snapshot: the command line, then the files created, updated and deleted, the full
+    /// contents of each created file and a unified diff of each updated one. The runtime crate is
+    /// left out (see [`is_runtime`]).
+    pub document: String,
+    /// What the command printed on stderr (warnings).
+    pub stderr: String,
+}
+
+/// Runs `operator-rs <args>` in `dir` as step `number` of a scenario, which must succeed, and
+/// describes what it changed. Only `init` may write the runtime crate.
+pub fn step(dir: &Path, number: usize, args: &[&str]) -> Step {
+    let before = tree(dir);
+    let stderr = run_ok(dir, args);
+    let after = tree(dir);
+    if args.first() != Some(&"init") {
+        let runtime = |t: &Tree| -> Tree {
+            t.iter()
+                .filter(|(path, _)| is_runtime(path))
+                .map(|(path, bytes)| (path.clone(), bytes.clone()))
+                .collect()
+        };
+        assert!(
+            runtime(&before) == runtime(&after),
+            "{args:?} changed {}/, which only init writes",
+            runtime_crate::DIR
+        );
+    }
+    Step {
+        name: format!("{number:02}_{}", step_slug(args)),
+        document: change_document(args, &before, &after),
+        stderr,
+    }
+}
+
+/// Runs `commands` in `dir` as steps 01, 02, … of `scenario` (step 00, `init`, is snapshotted by
+/// init_snapshots.rs), hands each step's document to `snapshot` as
+/// `<scenario>__<step name>`, then checks that `tests/snapshots` holds no other step of the
+/// scenario. `snapshot` must be a closure in the test file calling `insta::assert_snapshot!`, so
+/// that insta names the files after that test file (`test_file`).
+pub fn snapshot_steps(
+    test_file: &str,
+    scenario: &str,
+    dir: &Path,
+    commands: &[Vec<&str>],
+    mut snapshot: impl FnMut(&str, &str),
+) {
+    let mut names = Vec::new();
+    for (i, args) in commands.iter().enumerate() {
+        let step = step(dir, i + 1, args);
+        let name = format!("{scenario}__{}", step.name);
+        snapshot(&name, &step.document);
+        names.push(name);
+    }
+    assert_no_stale_snapshots(test_file, scenario, &names);
+}
+
+/// `create_api_crew_v2_FirstMate`: the subcommand, the resource, and the flags that say what kind
+/// of change it is, for a snapshot name.
+fn step_slug(args: &[&str]) -> String {
+    let mut parts: Vec<&str> = args
+        .iter()
+        .take_while(|arg| !arg.starts_with('-'))
+        .copied()
+        .collect();
+    for flag in ["--group", "--version", "--kind"] {
+        let value = args
+            .iter()
+            .enumerate()
+            .find_map(|(i, arg)| match arg.strip_prefix(flag) {
+                Some("") => args.get(i + 1).copied(),
+                Some(rest) => rest.strip_prefix('='),
+                None => None,
+            });
+        parts.extend(value);
+    }
+    for (flag, word) in [
+        ("--defaulting", "defaulting"),
+        ("--programmatic-validation", "validation"),
+        ("--conversion", "conversion"),
+        ("--force", "force"),
+    ] {
+        if args.contains(&flag) {
+            parts.push(word);
+        }
+    }
+    parts
+        .join("_")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The snapshot document of one command (see [`Step::document`]).
+pub fn change_document(args: &[&str], before: &Tree, after: &Tree) -> String {
+    let mut out = format!("$ operator-rs {}\n", args.join(" "));
+    let paths: BTreeSet<&String> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|path| !is_runtime(path))
+        .collect();
+    let changes: Vec<(&str, &String)> = paths
+        .into_iter()
+        .filter_map(|path| match (before.get(path), after.get(path)) {
+            (None, Some(_)) => Some(("created", path)),
+            (Some(a), Some(b)) if a != b => Some(("updated", path)),
+            (Some(_), None) => Some(("deleted", path)),
+            _ => None,
+        })
+        .collect();
+    if changes.is_empty() {
+        out.push_str("\nno file changed\n");
+        return out;
+    }
+    out.push('\n');
+    for (verb, path) in &changes {
+        writeln!(out, "{verb} {path}").unwrap();
+    }
+    for (verb, path) in &changes {
+        let new = after.get(*path).map(|b| String::from_utf8_lossy(b));
+        match *verb {
+            "created" => {
+                let text = new.unwrap();
+                write!(out, "\n==> created: {path} <==\n{text}").unwrap();
+                if !text.ends_with('\n') {
+                    out.push_str("\n\\ No newline at end of file\n");
+                }
+            }
+            "updated" => {
+                let old = String::from_utf8_lossy(&before[*path]);
+                let new = new.unwrap();
+                let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&format!("a/{path}"), &format!("b/{path}"))
+                    .to_string();
+                write!(out, "\n==> updated: {path} <==\n{diff}").unwrap();
+            }
+            _ => {}
+        }
+    }
+    out
 }

@@ -1,19 +1,28 @@
 {{ rust_header }}//! The `{{ project_name }}` operator, as a library.
 //!
 //! Two binaries use it: `manager` (`src/main.rs`), the operator that runs in the cluster, and
-//! `manifests` (`src/bin/manifests.rs`), which writes the CRDs and RBAC rules under `config/`
-//! from this code. Keeping everything in the library lets the tests in `tests/` use it too.
+//! `manifests` (`src/bin/manifests.rs`), which writes the CRDs, RBAC rules and webhook
+//! configurations under `config/` from this code. Keeping everything in the library lets the
+//! tests in `tests/` use it too.
 //!
-//! - [`api`]: your custom resource types, one module per group/version (`operator-rs create api`).
+//! - [`api`]: your custom resource types, one module per {% if multigroup %}group and {% endif %}version (`operator-rs create api`).
 //! - [`controller`]: the controllers that reconcile them, and the RBAC rules each one needs.
-//! - [`manager`]: the process that runs the controllers: flags, logging, health probes, shutdown.
-//! - [`manifests`]: renders the Kubernetes manifests that are derived from the code.
-//! - `webhook` (once `operator-rs create webhook` adds it): defaulting, validating and conversion
-//!   webhooks, served by the manager.
+//! - [`webhook`]: defaulting, validating and conversion webhooks (`operator-rs create webhook`).
 
 pub mod api;
 pub mod controller;
-pub mod manager;
-pub mod manifests;
-// `operator-rs create webhook` adds `pub mod webhook;` here.
-// +operator-rs:scaffold:lib-modules
+pub mod webhook;
+
+use operator_rs_runtime::manifests::{Manifests, RoleScope};
+
+/// What `make manifests` writes under `config/`: the CRDs of [`api`], the manager's role with
+/// the rules of every [`controller`], and the configurations of every [`webhook`].
+pub fn manifests() -> Manifests {
+    Manifests {
+        crds: api::crds(),
+        rbac_rules: operator_rs_runtime::controller::rbac_rules(&controller::controllers()),
+        webhooks: webhook::webhooks(),
+        // {% if namespaced %}A Role in the manager's namespace: the project was created with `--namespaced`.{% else %}A ClusterRole: the manager watches every namespace.{% endif %}
+        role_scope: RoleScope::{% if namespaced %}Namespace{% else %}Cluster{% endif %},
+    }
+}

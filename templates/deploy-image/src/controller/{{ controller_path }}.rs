@@ -2,7 +2,7 @@
 //! (`{{ qualified_group }}/{{ version }}`) in a Deployment of `spec.size` pods, and reports in the
 //! {{ kind }}'s status whether those pods are available.
 //!
-//! kube-runtime's [`Controller`] watches {{ plural }}, and the Deployments they own, and calls
+//! The runner built in `setup` watches {{ plural }}, and the Deployments they own, and calls
 //! `reconcile` for a {{ kind }} whenever it or its Deployment changes. `reconcile` gets no diff,
 //! only the object as it is now: it computes the Deployment the {{ kind }} asks for and applies it
 //! (server-side apply), which creates it if it is missing, scales it back if someone scaled it by
@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, {% if has_container_port %}ContainerPort, {% endif %}PodSecurityContext, PodSpec, PodTemplateSpec,
@@ -31,24 +30,21 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 };
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{self, finalizer};
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource as _, ResourceExt as _};
+use kube::{Api, Resource as _, ResourceExt as _};
+use operator_rs_runtime::controller::{
+    Context, ControllerFuture, ControllerSetup, PolicyRule, Runner, Shared, conditions_to_apply,
+    rule,
+};
 use serde_json::json;
 
 use {{ api_module }}::{{ kind }};
-use crate::controller::{
-    ControllerFuture, PolicyRule, Shared, conditions_to_apply, log_result, rule,
-};
-use crate::manager::backoff::Backoff;
-use crate::manager::metrics::ControllerMetrics;
-use crate::manager::namespaces::join_controllers;
 
-/// The controller's name in logs, the `reportingController` of its Events, and its field manager
-/// name for server-side apply (the owner of the fields it writes, see `kubectl get
+/// The controller's name in logs and metrics, the `reportingController` of its Events, and its
+/// field manager name for server-side apply (the owner of the fields it writes, see `kubectl get
 /// --show-managed-fields`).
 const CONTROLLER_NAME: &str = "{{ controller_name }}";
 
@@ -81,56 +77,31 @@ const FINALIZING: &str = "Finalizing";
 const RECONCILED: &str = "Reconciled";
 const DEPLOYMENT_FAILED: &str = "DeploymentFailed";
 
-/// Sets up the controller; the manager calls it once at startup (see `Shared::controllers`).
+/// This controller, as listed in `controllers()` of `src/controller/mod.rs`.
+pub const CONTROLLER: ControllerSetup = ControllerSetup {
+    name: CONTROLLER_NAME,
+    rbac_rules,
+    setup,
+};
+
+/// Sets up the controller; the manager calls it once at startup.
 ///
-/// There is one kube-runtime `Controller` per watched namespace (see `watched_apis`), each with
-/// its own cache, sharing one context: metrics and retry backoff are per kind, not per namespace.
-pub fn setup(shared: &Shared) -> ControllerFuture {
-    let metrics = shared
-        .metrics
-        .controller(CONTROLLER_NAME, shared.max_concurrent_reconciles);
+/// The runner watches {{ plural }} in the namespaces of `WATCH_NAMESPACE` (all by default), and
+/// the Deployments of this controller in the same namespaces, and calls `reconcile` for each
+/// {{ kind }}, with metrics, retries and graceful shutdown. The image to run is the controller's
+/// state: every reconciliation gets it as `ctx.state`.
+fn setup(shared: &Shared) -> ControllerFuture {
     let image = std::env::var(IMAGE_ENV).unwrap_or_else(|_| {
         tracing::info!("{IMAGE_ENV} is not set; {{ plural }} run {DEFAULT_IMAGE}");
         DEFAULT_IMAGE.to_owned()
     });
-    let context = Arc::new(Context::new(shared.client.clone(), metrics, image));
-    let config = controller::Config::default().concurrency(shared.max_concurrent_reconciles);
     // Only the Deployments of this controller: a smaller cache than all Deployments.
-    let owned = watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGED_BY}"));
-    let controllers = watched_apis(shared)
-        .into_iter()
-        .map(|api| {
-            // `/readyz` names each namespace's cache on its own: "{{ controller_name }}/<namespace>".
-            let (name, deployments) = match api.namespace() {
-                Some(namespace) => (
-                    format!("{CONTROLLER_NAME}/{namespace}"),
-                    Api::<Deployment>::namespaced(shared.client.clone(), namespace),
-                ),
-                None => (
-                    CONTROLLER_NAME.to_owned(),
-                    Api::<Deployment>::all(shared.client.clone()),
-                ),
-            };
-            let controller = Controller::new(api, watcher::Config::default())
-                // A change of a Deployment reconciles the {{ kind }} in its controller owner
-                // reference: a Deployment scaled or deleted by hand is put back right away.
-                .owns(deployments, owned.clone())
-                .with_config(config.clone())
-                .graceful_shutdown_on(shared.shutdown.clone().cancelled_owned());
-            let store = controller.store();
-            let main_loop = controller
-                .run(reconcile, error_policy, Arc::clone(&context))
-                .for_each(|result| async move { log_result(CONTROLLER_NAME, result) });
-            shared.run_controller(&name, store, main_loop)
-        })
-        .collect();
-    join_controllers(controllers, shared.shutdown.clone())
-}
-
-/// The {{ plural }} that the controller watches, one `Api` per watch: `WATCH_NAMESPACE` decides,
-/// every namespace when it is unset, else one watch per namespace.
-fn watched_apis(shared: &Shared) -> Vec<Api<{{ kind }}>> {
-    shared.watch_namespaces.apis(&shared.client)
+    let managed = format!("app.kubernetes.io/managed-by={MANAGED_BY}");
+    Runner::<{{ kind }}>::new(CONTROLLER_NAME, shared)
+        // A change of a Deployment reconciles the {{ kind }} in its controller owner reference:
+        // a Deployment scaled or deleted by hand is put back right away.
+        .owns::<Deployment>(watcher::Config::default().labels(&managed))
+        .run(reconcile, image)
 }
 
 /// The API permissions of this controller, right next to the code that needs them: `make
@@ -173,41 +144,7 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
     ]
 }
 
-/// Shared by all reconciliations of the controller: built once, in `setup`.
-pub struct Context {
-    /// Client for the Kubernetes API server.
-    pub client: Client,
-    /// Publishes Events about {{ plural }}, as shown by `kubectl describe` and `kubectl events`.
-    /// Created once because it remembers recent Events: a repeated Event becomes a count on the
-    /// first one instead of a new object.
-    pub recorder: Recorder,
-    /// The controller's reconcile metrics (`controller_runtime_reconcile_*{controller="{{ controller_name }}"}`).
-    pub metrics: ControllerMetrics,
-    /// Per-object retry delays after failures: 5 ms doubling up to 1000 s, reset by a success
-    /// (controller-runtime's default rate limiter).
-    pub backoff: Backoff<{{ kind }}>,
-    /// The image the pods run (`{{ image_env }}`, else [`DEFAULT_IMAGE`]).
-    pub image: String,
-}
-
-impl Context {
-    /// A context for this controller, talking to the API server through `client`.
-    pub fn new(client: Client, metrics: ControllerMetrics, image: String) -> Self {
-        let reporter = Reporter {
-            controller: CONTROLLER_NAME.to_owned(),
-            instance: None,
-        };
-        Self {
-            recorder: Recorder::new(client.clone(), reporter),
-            client,
-            metrics,
-            backoff: Backoff::default(),
-            image,
-        }
-    }
-}
-
-/// Why a reconciliation failed. Every variant names the object, because `error_policy` logs the
+/// Why a reconciliation failed. Every variant names the object, because the runner logs the
 /// error and the log line should say which object it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -241,23 +178,10 @@ pub enum Error {
     },
 }
 
-/// Reconciles one {{ kind }}: the work is done in `reconcile_object`; this wrapper records the
-/// reconcile metrics and, on success, resets the object's retry backoff.
-async fn reconcile(object: Arc<{{ kind }}>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let result = ctx
-        .metrics
-        .measure(reconcile_object(Arc::clone(&object), &ctx))
-        .await;
-    if result.is_ok() {
-        ctx.backoff.on_success(&ObjectRef::from_obj(object.as_ref()));
-    }
-    result
-}
-
-/// kube-runtime's `finalizer` helper decides what to do with the {{ kind }}: add the finalizer
-/// to a new one (the change reconciles it again), `apply` a live one, or `cleanup` one that is
-/// being deleted and then remove the finalizer so that Kubernetes can delete it.
-async fn reconcile_object(object: Arc<{{ kind }}>, ctx: &Context) -> Result<Action, Error> {
+/// Reconciles one {{ kind }}. kube-runtime's `finalizer` helper decides what to do with it: add
+/// the finalizer to a new one (the change reconciles it again), `apply` a live one, or `cleanup`
+/// one that is being deleted and then remove the finalizer so that Kubernetes can delete it.
+async fn reconcile(object: Arc<{{ kind }}>, ctx: Arc<Context<String>>) -> Result<Action, Error> {
     // Always set: {{ plural }} are namespaced.
     let namespace = object.namespace().unwrap_or_default();
     let name = object.name_any();
@@ -265,8 +189,8 @@ async fn reconcile_object(object: Arc<{{ kind }}>, ctx: &Context) -> Result<Acti
     let api = Api::<{{ kind }}>::namespaced(ctx.client.clone(), &namespace);
     finalizer(&api, FINALIZER, object, |event| async move {
         match event {
-            finalizer::Event::Apply(object) => apply(&object, ctx).await,
-            finalizer::Event::Cleanup(object) => cleanup(&object, ctx).await,
+            finalizer::Event::Apply(object) => apply(&object, &ctx).await,
+            finalizer::Event::Cleanup(object) => cleanup(&object, &ctx).await,
         }
     })
     .await
@@ -282,7 +206,7 @@ async fn reconcile_object(object: Arc<{{ kind }}>, ctx: &Context) -> Result<Acti
 }
 
 /// Brings the {{ kind }}'s Deployment in line with its spec and reports how available it is.
-async fn apply(object: &{{ kind }}, ctx: &Context) -> Result<Action, Error> {
+async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Error> {
     let namespace = object.namespace().unwrap_or_default();
     let name = object.name_any();
     let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), &namespace);
@@ -300,7 +224,8 @@ async fn apply(object: &{{ kind }}, ctx: &Context) -> Result<Action, Error> {
     // Server-side apply of the whole Deployment this {{ kind }} asks for: it creates a missing
     // Deployment, and `force` takes back fields that someone else changed (`kubectl scale`
     // sets `replicas`), so drift is corrected. An unchanged Deployment is not written at all.
-    let desired = deployment(object, &ctx.image);
+    // The image is the controller's state, read in `setup`.
+    let desired = deployment(object, &ctx.state);
     let params = PatchParams::apply(CONTROLLER_NAME).force();
     let applied = match deployments
         .patch(&name, &params, &Patch::Apply(&desired))
@@ -387,7 +312,7 @@ async fn apply(object: &{{ kind }}, ctx: &Context) -> Result<Action, Error> {
 }
 
 /// Runs before Kubernetes deletes a {{ kind }}; the finalizer is removed once it succeeds.
-async fn cleanup(object: &{{ kind }}, ctx: &Context) -> Result<Action, Error> {
+async fn cleanup(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Error> {
     let namespace = object.namespace().unwrap_or_default();
     let name = object.name_any();
     tracing::info!(namespace, name, "running the finalizer");
@@ -544,7 +469,7 @@ fn condition(
 /// Writes `conditions` to the status subresource, unless the status says it all already.
 async fn update_status(
     object: &{{ kind }},
-    ctx: &Context,
+    ctx: &Context<String>,
     mut conditions: Vec<Condition>,
 ) -> Result<(), Error> {
     let status = object.status.clone().unwrap_or_default();
@@ -585,7 +510,7 @@ async fn update_status(
 
 /// Publishes an Event about the {{ kind }}, shown by `kubectl describe {{ kind_lower }}`. Like in
 /// controller-runtime, failing to publish one does not fail the reconciliation.
-async fn publish(object: &{{ kind }}, ctx: &Context, type_: EventType, reason: &str, note: String) {
+async fn publish(object: &{{ kind }}, ctx: &Context<String>, type_: EventType, reason: &str, note: String) {
     let event = Event {
         type_,
         reason: reason.to_owned(),
@@ -604,39 +529,19 @@ fn error_source(error: &Error) -> String {
     std::error::Error::source(error).map_or_else(String::new, ToString::to_string)
 }
 
-/// Called when `reconcile` fails: logs the error and retries the {{ kind }} after its backoff
-/// delay, which doubles with each consecutive failure of the same object.
-fn error_policy(object: Arc<{{ kind }}>, error: &Error, ctx: Arc<Context>) -> Action {
-    let delay = ctx.backoff.on_error(&ObjectRef::from_obj(object.as_ref()));
-    tracing::warn!(
-        controller = CONTROLLER_NAME,
-        error = error as &dyn std::error::Error,
-        "reconciliation failed; retrying in {delay:?}"
-    );
-    Action::requeue(delay)
-}
-
 /// `reconcile` against a mocked API server: each test says which requests it expects, checks
 /// them, and answers them. A request that is not expected fails the test, and so does an expected
 /// request that never comes.
 #[cfg(test)]
 mod tests {
-    use std::future::Future;
-
-    use http::{Method, Request, Response, StatusCode};
     use k8s_openapi::api::apps::v1::DeploymentStatus;
-    use kube::client::Body;
-    use serde::Serialize;
+    use kube::Client;
+    use operator_rs_runtime::testing::{ApiServer, Method, StatusCode, reconcile_with};
     use serde_json::Value;
-    use tower_test::mock::{self, Handle, SendResponse};
 
     use super::*;
     use {{ api_module }}::{{ kind }}Spec;
 
-    /// The test's end of the connection: it receives the client's requests and answers them.
-    type ApiServer = Handle<Request<Body>, Response<Body>>;
-
-    const TIMEOUT: Duration = Duration::from_secs(5);
     const IMAGE: &str = "{{ image }}";
 
     const OBJECT_URL: &str = "/apis/{{ qualified_group }}/{{ version }}/namespaces/default/{{ plural }}/test";
@@ -674,112 +579,46 @@ mod tests {
         deployment
     }
 
-    /// Runs `reconcile(object)` while `api_server` plays the API server, and returns the results
-    /// of both.
-    async fn reconcile_with<F, T>(
-        object: {{ kind }},
-        api_server: impl FnOnce(ApiServer) -> F,
-    ) -> (Result<Action, Error>, T)
-    where
-        F: Future<Output = T> + Send + 'static,
-        T: Send + 'static,
-    {
-        let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-        let client = Client::new(service, "default");
-        let context = Arc::new(Context::new(client, test_metrics(), IMAGE.to_owned()));
-        let api_server = tokio::spawn(api_server(handle));
-        let result = tokio::time::timeout(TIMEOUT, reconcile(Arc::new(object), context))
-            .await
-            .expect("reconcile did not finish: is it waiting for an answer?");
-        match tokio::time::timeout(TIMEOUT, api_server).await {
-            Ok(Ok(output)) => (result, output),
-            Ok(Err(failed)) => std::panic::resume_unwind(failed.into_panic()),
-            Err(_) => panic!("the API server still expects requests"),
-        }
-    }
-
-    /// Receives the next request, checks its method and URL, and returns its JSON body (null if
-    /// it has none) along with the means to answer it.
-    async fn expect(
-        api_server: &mut ApiServer,
-        method: Method,
-        url: &str,
-    ) -> (Value, SendResponse<Response<Body>>) {
-        let Some((request, send)) = api_server.next_request().await else {
-            panic!("expected {method} {url}, but reconcile made no more requests");
-        };
-        assert_eq!(
-            (request.method(), request.uri().to_string().as_str()),
-            (&method, url)
-        );
-        let body = request.into_body().collect_bytes().await.unwrap();
-        let body = if body.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&body).unwrap()
-        };
-        (body, send)
-    }
-
-    /// Waits until the client is dropped (reconcile has finished) and fails on any request made
-    /// until then.
-    async fn expect_no_more_requests(mut api_server: ApiServer) {
-        if let Some((request, _)) = api_server.next_request().await {
-            panic!("unexpected request: {} {}", request.method(), request.uri());
-        }
-    }
-
-    fn answer(send: SendResponse<Response<Body>>, status: StatusCode, body: &impl Serialize) {
-        let mut response = Response::new(Body::from(serde_json::to_vec(body).unwrap()));
-        *response.status_mut() = status;
-        send.send_response(response);
-    }
-
-    /// A `Status` error response, as the API server sends it.
-    fn answer_error(send: SendResponse<Response<Body>>, code: StatusCode, reason: &str) {
-        let status = json!({
-            "apiVersion": "v1",
-            "kind": "Status",
-            "status": "Failure",
-            "reason": reason,
-            "message": reason,
-            "code": code.as_u16(),
-        });
-        answer(send, code, &status);
+    /// `reconcile(object)`, with the context the runner would give it.
+    async fn run(object: {{ kind }}, client: Client) -> Result<Action, Error> {
+        let ctx = Context::new(client, CONTROLLER_NAME, IMAGE.to_owned());
+        reconcile(Arc::new(object), Arc::new(ctx)).await
     }
 
     /// Expects the server-side apply of the Deployment, checks it asks for `replicas` pods, and
-    /// answers with `answer_with`.
-    async fn expect_apply(api_server: &mut ApiServer, replicas: i32, answer_with: &Deployment) {
+    /// answers with `answer`.
+    async fn expect_apply(api_server: &mut ApiServer, replicas: i32, answer: &Deployment) {
         let url = format!("{DEPLOYMENT_URL}?&force=true&fieldManager={CONTROLLER_NAME}");
-        let (body, send) = expect(api_server, Method::PATCH, &url).await;
-        assert_eq!(body["spec"]["replicas"], replicas);
+        let apply = api_server.expect(Method::PATCH, &url).await;
+        assert_eq!(apply.body["spec"]["replicas"], replicas);
         assert_eq!(
-            body["spec"]["template"]["spec"]["containers"][0]["image"],
+            apply.body["spec"]["template"]["spec"]["containers"][0]["image"],
             IMAGE
         );
-        answer(send, StatusCode::OK, answer_with);
+        apply.ok(answer);
     }
 
     /// Expects an Event with `reason`, and returns its note.
     async fn expect_event(api_server: &mut ApiServer, reason: &str) -> String {
-        let (event, send) = expect(api_server, Method::POST, EVENTS_URL).await;
-        assert_eq!(event["reason"], reason);
-        assert_eq!(event["regarding"]["name"], "test");
-        answer(send, StatusCode::CREATED, &event);
-        event["note"].as_str().unwrap_or_default().to_owned()
+        let event = api_server.expect(Method::POST, EVENTS_URL).await;
+        assert_eq!(event.body["reason"], reason);
+        assert_eq!(event.body["regarding"]["name"], "test");
+        let body = event.body.clone();
+        event.respond(StatusCode::CREATED, &body);
+        body["note"].as_str().unwrap_or_default().to_owned()
     }
 
     /// Expects a status update and returns the conditions it applies, by type.
     async fn expect_status(api_server: &mut ApiServer) -> BTreeMap<String, Value> {
         let url = format!("{OBJECT_URL}/status?&force=true&fieldManager={CONTROLLER_NAME}");
-        let (body, send) = expect(api_server, Method::PATCH, &url).await;
-        assert_eq!(body["apiVersion"], "{{ qualified_group }}/{{ version }}");
-        assert_eq!(body["kind"], "{{ kind }}");
+        let apply = api_server.expect(Method::PATCH, &url).await;
+        assert_eq!(apply.body["apiVersion"], "{{ qualified_group }}/{{ version }}");
+        assert_eq!(apply.body["kind"], "{{ kind }}");
+        let status = apply.body["status"].clone();
         let mut updated = {{ kind_snake }}(1, true);
-        updated.status = serde_json::from_value(body["status"].clone()).unwrap();
-        answer(send, StatusCode::OK, &updated);
-        let conditions = body["status"]["conditions"].as_array().unwrap();
+        updated.status = serde_json::from_value(status.clone()).unwrap();
+        apply.ok(&updated);
+        let conditions = status["conditions"].as_array().unwrap();
         conditions
             .iter()
             .map(|c| (c["type"].as_str().unwrap().to_owned(), c.clone()))
@@ -790,19 +629,21 @@ mod tests {
     /// again, and only then does it create anything.
     #[tokio::test]
     async fn a_new_{{ kind_snake }}_gets_the_finalizer() {
-        let (result, ()) = reconcile_with({{ kind_snake }}(1, false), |mut api_server| async move {
-            let url = format!("{OBJECT_URL}?");
-            let (patch, send) = expect(&mut api_server, Method::PATCH, &url).await;
-            assert_eq!(
-                patch,
-                json!([
-                    { "op": "test", "path": "/metadata/finalizers", "value": null },
-                    { "op": "add", "path": "/metadata/finalizers", "value": [FINALIZER] },
-                ])
-            );
-            answer(send, StatusCode::OK, &{{ kind_snake }}(1, true));
-            expect_no_more_requests(api_server).await;
-        })
+        let (result, ()) = reconcile_with(
+            |client| run({{ kind_snake }}(1, false), client),
+            |mut api_server| async move {
+                let patch = api_server.expect(Method::PATCH, &format!("{OBJECT_URL}?")).await;
+                assert_eq!(
+                    patch.body,
+                    json!([
+                        { "op": "test", "path": "/metadata/finalizers", "value": null },
+                        { "op": "add", "path": "/metadata/finalizers", "value": [FINALIZER] },
+                    ])
+                );
+                patch.ok(&{{ kind_snake }}(1, true));
+                api_server.expect_no_more_requests().await;
+            },
+        )
         .await;
         assert_eq!(result.unwrap(), Action::await_change());
     }
@@ -811,17 +652,19 @@ mod tests {
     /// deleted it), and the status says the pods are not available yet.
     #[tokio::test]
     async fn a_missing_deployment_is_created() {
-        let (result, (note, conditions)) =
-            reconcile_with({{ kind_snake }}(1, true), |mut api_server| async move {
-                let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
-                answer_error(send, StatusCode::NOT_FOUND, "NotFound");
+        let (result, (note, conditions)) = reconcile_with(
+            |client| run({{ kind_snake }}(1, true), client),
+            |mut api_server| async move {
+                let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
+                get.respond_error(StatusCode::NOT_FOUND, "NotFound");
                 expect_apply(&mut api_server, 1, &existing_deployment(1, 0)).await;
                 let note = expect_event(&mut api_server, "Created").await;
                 let conditions = expect_status(&mut api_server).await;
-                expect_no_more_requests(api_server).await;
+                api_server.expect_no_more_requests().await;
                 (note, conditions)
-            })
-            .await;
+            },
+        )
+        .await;
         assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
         assert_eq!(note, "Created Deployment test with 1 replicas");
         assert_eq!(conditions[AVAILABLE]["status"], "False");
@@ -838,16 +681,19 @@ mod tests {
     /// A new size scales the Deployment; the same happens to a Deployment scaled by hand.
     #[tokio::test]
     async fn a_size_change_scales_the_deployment() {
-        let (result, note) = reconcile_with({{ kind_snake }}(3, true), |mut api_server| async move {
-            let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
-            answer(send, StatusCode::OK, &existing_deployment(1, 1));
-            expect_apply(&mut api_server, 3, &existing_deployment(3, 1)).await;
-            let note = expect_event(&mut api_server, "Scaled").await;
-            let conditions = expect_status(&mut api_server).await;
-            assert_eq!(conditions[AVAILABLE]["status"], "False");
-            expect_no_more_requests(api_server).await;
-            note
-        })
+        let (result, note) = reconcile_with(
+            |client| run({{ kind_snake }}(3, true), client),
+            |mut api_server| async move {
+                let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
+                get.ok(&existing_deployment(1, 1));
+                expect_apply(&mut api_server, 3, &existing_deployment(3, 1)).await;
+                let note = expect_event(&mut api_server, "Scaled").await;
+                let conditions = expect_status(&mut api_server).await;
+                assert_eq!(conditions[AVAILABLE]["status"], "False");
+                api_server.expect_no_more_requests().await;
+                note
+            },
+        )
         .await;
         assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
         assert_eq!(note, "Scaled Deployment test from 1 to 3 replicas");
@@ -857,27 +703,34 @@ mod tests {
     /// {{ kind }} with that status, applies the Deployment again but has nothing to report.
     #[tokio::test]
     async fn available_when_all_replicas_are() {
-        let (result, status) = reconcile_with({{ kind_snake }}(2, true), |mut api_server| async move {
-            let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
-            answer(send, StatusCode::OK, &existing_deployment(2, 2));
-            expect_apply(&mut api_server, 2, &existing_deployment(2, 2)).await;
-            let conditions = expect_status(&mut api_server).await;
-            assert_eq!(conditions[AVAILABLE]["status"], "True");
-            assert_eq!(conditions[AVAILABLE]["reason"], REPLICAS_AVAILABLE);
-            expect_no_more_requests(api_server).await;
-            json!({ "conditions": conditions.into_values().collect::<Vec<_>>() })
-        })
+        let (result, status) = reconcile_with(
+            |client| run({{ kind_snake }}(2, true), client),
+            |mut api_server| async move {
+                let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
+                get.ok(&existing_deployment(2, 2));
+                expect_apply(&mut api_server, 2, &existing_deployment(2, 2)).await;
+                let conditions = expect_status(&mut api_server).await;
+                assert_eq!(conditions[AVAILABLE]["status"], "True");
+                assert_eq!(conditions[AVAILABLE]["reason"], REPLICAS_AVAILABLE);
+                api_server.expect_no_more_requests().await;
+                json!({ "conditions": conditions.into_values().collect::<Vec<_>>() })
+            },
+        )
         .await;
         assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
 
+        // Again, with the status that the first reconciliation applied.
         let mut object = {{ kind_snake }}(2, true);
         object.status = serde_json::from_value(status).unwrap();
-        let (result, ()) = reconcile_with(object, |mut api_server| async move {
-            let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
-            answer(send, StatusCode::OK, &existing_deployment(2, 2));
-            expect_apply(&mut api_server, 2, &existing_deployment(2, 2)).await;
-            expect_no_more_requests(api_server).await;
-        })
+        let (result, ()) = reconcile_with(
+            |client| run(object, client),
+            |mut api_server| async move {
+                let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
+                get.ok(&existing_deployment(2, 2));
+                expect_apply(&mut api_server, 2, &existing_deployment(2, 2)).await;
+                api_server.expect_no_more_requests().await;
+            },
+        )
         .await;
         assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
     }
@@ -888,52 +741,53 @@ mod tests {
     async fn deletion_runs_cleanup_and_removes_the_finalizer() {
         let mut object = {{ kind_snake }}(1, true);
         object.metadata.deletion_timestamp = Some(Time(Timestamp::now()));
-        let (result, ()) = reconcile_with(object, |mut api_server| async move {
-            let conditions = expect_status(&mut api_server).await;
-            assert_eq!(conditions[AVAILABLE]["status"], "False");
-            assert_eq!(conditions[AVAILABLE]["reason"], FINALIZING);
-            let note = expect_event(&mut api_server, "Deleting").await;
-            assert_eq!(note, "{{ kind }} test is being deleted from the namespace default");
-            let url = format!("{OBJECT_URL}?");
-            let (patch, send) = expect(&mut api_server, Method::PATCH, &url).await;
-            assert_eq!(
-                patch,
-                json!([
-                    { "op": "test", "path": "/metadata/finalizers/0", "value": FINALIZER },
-                    { "op": "remove", "path": "/metadata/finalizers/0" },
-                ])
-            );
-            answer(send, StatusCode::OK, &{{ kind_snake }}(1, false));
-            expect_no_more_requests(api_server).await;
-        })
+        let (result, ()) = reconcile_with(
+            |client| run(object, client),
+            |mut api_server| async move {
+                let conditions = expect_status(&mut api_server).await;
+                assert_eq!(conditions[AVAILABLE]["status"], "False");
+                assert_eq!(conditions[AVAILABLE]["reason"], FINALIZING);
+                let note = expect_event(&mut api_server, "Deleting").await;
+                assert_eq!(note, "{{ kind }} test is being deleted from the namespace default");
+                let patch = api_server.expect(Method::PATCH, &format!("{OBJECT_URL}?")).await;
+                assert_eq!(
+                    patch.body,
+                    json!([
+                        { "op": "test", "path": "/metadata/finalizers/0", "value": FINALIZER },
+                        { "op": "remove", "path": "/metadata/finalizers/0" },
+                    ])
+                );
+                patch.ok(&{{ kind_snake }}(1, false));
+                api_server.expect_no_more_requests().await;
+            },
+        )
         .await;
         assert_eq!(result.unwrap(), Action::await_change());
     }
 
     /// A Deployment that cannot be applied marks the {{ kind }} Degraded and fails the
-    /// reconciliation, which is retried after a backoff.
+    /// reconciliation (the runner logs the error and retries the {{ kind }} with a growing delay).
     #[tokio::test]
     async fn a_failed_apply_is_degraded() {
-        let (result, conditions) = reconcile_with({{ kind_snake }}(1, true), |mut api_server| async move {
-            let (_, send) = expect(&mut api_server, Method::GET, DEPLOYMENT_URL).await;
-            answer_error(send, StatusCode::NOT_FOUND, "NotFound");
-            let url = format!("{DEPLOYMENT_URL}?&force=true&fieldManager={CONTROLLER_NAME}");
-            let (_, send) = expect(&mut api_server, Method::PATCH, &url).await;
-            answer_error(send, StatusCode::FORBIDDEN, "Forbidden");
-            let conditions = expect_status(&mut api_server).await;
-            expect_no_more_requests(api_server).await;
-            conditions
-        })
+        let (result, conditions) = reconcile_with(
+            |client| run({{ kind_snake }}(1, true), client),
+            |mut api_server| async move {
+                let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
+                get.respond_error(StatusCode::NOT_FOUND, "NotFound");
+                let url = format!("{DEPLOYMENT_URL}?&force=true&fieldManager={CONTROLLER_NAME}");
+                let apply = api_server.expect(Method::PATCH, &url).await;
+                apply.respond_error(StatusCode::FORBIDDEN, "Forbidden");
+                let conditions = expect_status(&mut api_server).await;
+                api_server.expect_no_more_requests().await;
+                conditions
+            },
+        )
         .await;
         let error = result.unwrap_err();
         assert!(matches!(error, Error::ApplyDeployment { .. }), "{error:?}");
         assert_eq!(error.to_string(), "cannot apply Deployment default/test");
         assert_eq!(conditions[DEGRADED]["status"], "True");
         assert_eq!(conditions[DEGRADED]["reason"], DEPLOYMENT_FAILED);
-
-        let action = error_policy(Arc::new({{ kind_snake }}(1, true)), &error, test_context());
-        // The first failure of an object is retried after 5 ms, the next after 10 ms …
-        assert_eq!(action, Action::requeue(Duration::from_millis(5)));
     }
 
     /// The Deployment runs the image with the flags given to `operator-rs create api`, as the
@@ -996,17 +850,5 @@ mod tests {
         assert_eq!(image_tag("memcached"), None);
         assert_eq!(image_tag("memcached:1.6@sha256:abcd"), Some("1.6"));
         assert_eq!(image_tag("memcached:_x"), None);
-    }
-
-    /// Metrics for a test: a registry of its own, so tests do not share counters.
-    fn test_metrics() -> ControllerMetrics {
-        crate::manager::metrics::Metrics::new().controller(CONTROLLER_NAME, 1)
-    }
-
-    /// A context for calls that make no requests.
-    fn test_context() -> Arc<Context> {
-        let (service, _) = mock::pair::<Request<Body>, Response<Body>>();
-        let client = Client::new(service, "default");
-        Arc::new(Context::new(client, test_metrics(), IMAGE.to_owned()))
     }
 }

@@ -9,14 +9,15 @@ use anyhow::{Context as _, bail, ensure};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt as _};
+use operator_rs_runtime::e2e::security::EffectiveSecurity;
+use operator_rs_runtime::e2e::{
+    self, FIELD_MANAGER, POD_TIMEOUT, TIMEOUT, eventually, metrics, step,
+};
 use serde_json::json;
 
 use {{ crate_name }}::{{ api_path }}::{{ kind }};
 
-use crate::support::security::EffectiveSecurity;
-use crate::support::{
-    self, FIELD_MANAGER, NAMESPACE, POD_TIMEOUT, TIMEOUT, eventually, metrics, step,
-};
+use crate::PROJECT;
 
 /// The sample, as `kubectl apply -k config/samples` would create it.
 const SAMPLE: &str = include_str!(concat!(
@@ -30,18 +31,19 @@ const NAME: &str = "{{ sample_name }}";
 #[test]
 #[ignore = "needs a cluster: run with `make test-e2e`"]
 fn sample_is_reconciled() -> anyhow::Result<()> {
-    support::run(async |cluster| {
-        let api: Api<{{ kind }}> = Api::namespaced(cluster.client.clone(), NAMESPACE);
-        let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), NAMESPACE);
+    e2e::run(&PROJECT, async |cluster| {
+        let api: Api<{{ kind }}> = Api::namespaced(cluster.client.clone(), cluster.namespace());
+        let deployments: Api<Deployment> =
+            Api::namespaced(cluster.client.clone(), cluster.namespace());
 
         step("removing a {{ sample_name }} left over from an earlier run");
-        support::delete_and_wait(&api, NAME, TIMEOUT).await?;
+        e2e::delete_and_wait(&api, NAME, TIMEOUT).await?;
         deployment_is_deleted(&deployments).await?;
 
         step("applying the sample, {{ sample_file }}");
-        let mut sample: {{ kind }} = serde_saphyr::from_str(SAMPLE)
+        let mut sample: {{ kind }} = operator_rs_runtime::testing::from_yaml(SAMPLE)
             .context("reading {{ sample_file }}")?;
-        sample.metadata.namespace = Some(NAMESPACE.to_string());
+        sample.metadata.namespace = Some(cluster.namespace().to_string());
         let apply = PatchParams::apply(FIELD_MANAGER);
         api.patch(NAME, &apply, &Patch::Apply(&sample)).await?;
 
@@ -86,7 +88,7 @@ fn sample_is_reconciled() -> anyhow::Result<()> {
         check_deployment(&deployment, &api.get(NAME).await?)?;
 
         step("waiting for the {{ kind }} to report Available=True");
-        support::wait_for_rollout(&cluster.client, NAMESPACE, NAME, POD_TIMEOUT).await?;
+        e2e::wait_for_rollout(&cluster.client, cluster.namespace(), NAME, POD_TIMEOUT).await?;
         let available = eventually("the {{ kind }} is Available", TIMEOUT, async || {
             let object = api.get(NAME).await?;
             let conditions = object.status.as_ref().map(|status| &status.conditions);
@@ -107,7 +109,7 @@ fn sample_is_reconciled() -> anyhow::Result<()> {
         .await?;
 
         step("checking that the controller's reconciles show in the metrics");
-        let text = metrics::scrape(&cluster.client).await?;
+        let text = metrics::scrape(cluster).await?;
         let series = r#"controller_runtime_reconcile_time_seconds_count{controller="{{ controller_name }}"}"#;
         let reconciles = metrics::sample(&text, series)
             .with_context(|| format!("no {series} in the metrics:\n{text}"))?;
@@ -122,7 +124,7 @@ fn sample_is_reconciled() -> anyhow::Result<()> {
             "the {{ kind }} does not have the finalizer {{ finalizer }}: {:?}",
             available.finalizers()
         );
-        support::delete_and_wait(&api, NAME, TIMEOUT).await?;
+        e2e::delete_and_wait(&api, NAME, TIMEOUT).await?;
         deployment_is_deleted(&deployments).await?;
         Ok(())
     })

@@ -4,11 +4,13 @@
 //! Run them with `make test-e2e`. It creates a Kind cluster (`KIND_CLUSTER`, deleted again when
 //! every test passed) and runs `cargo test --test e2e -- --ignored --test-threads=1`; the first
 //! test builds the manager image, loads it into Kind, installs the CRDs, deploys the manager and
-//! waits for it (see [`support`]). `make test-e2e KIND_CLUSTER= IMG=<registry>/<image>:<tag>` runs
-//! them against the cluster of your current kubeconfig context instead, pushing the image there.
+//! waits for it (see [`e2e::run`]). `make test-e2e KIND_CLUSTER= IMG=<registry>/<image>:<tag>`
+//! runs them against the cluster of your current kubeconfig context instead, pushing the image
+//! there.
 //!
-//! Every test is `#[ignore]`d, so a plain `cargo test` (`make test`) only compiles them and runs
-//! the unit tests of the helpers in [`support`]: no cluster, no Docker.
+//! Every test is `#[ignore]`d, so a plain `cargo test` (`make test`) only compiles them: no
+//! cluster, no Docker. The set-up and the helpers (waiting, `kubectl`, the metrics endpoint, the
+//! restricted Pod Security Standard) are [`operator_rs_runtime::e2e`]'s.
 //!
 //! cert-manager is not installed: if you enable webhooks or the cert-manager patches of
 //! `config/default`, install it in the cluster before the tests, e.g. with
@@ -17,10 +19,19 @@
 //! - [`manager`]: the manager's pod runs, and its `/metrics` endpoint serves an authorized caller.
 //! - One module per kind whose controller `operator-rs create api --image` wrote, listed below.
 //!   Add your own next to them: a `#[test] #[ignore = "..."]` function that calls
-//!   [`support::run`].
+//!   [`e2e::run`] with [`PROJECT`].
+
+use operator_rs_runtime::e2e;
+
+/// This project, as the e2e tests need to know it: what `config/default` deploys is named after
+/// it, and a namespaced manager only watches its own namespace.
+const PROJECT: e2e::Project = e2e::Project {
+    name: "{{ project_name }}",
+    namespaced: {{ namespaced }},
+    root: env!("CARGO_MANIFEST_DIR"),
+};
 
 mod manager;
-mod support;
 
 // The e2e tests of each kind (`operator-rs create api --image ...` adds its module here).
 // +operator-rs:scaffold:e2e-modules

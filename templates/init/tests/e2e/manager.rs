@@ -5,19 +5,20 @@ use anyhow::{Context as _, bail, ensure};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
-
-use crate::support::commands::same_image;
-use crate::support::security::restricted_violations;
-use crate::support::{
-    self, MANAGER_NAMESPACE, MANAGER_SELECTOR, TIMEOUT, eventually, metrics, pod_is_ready, step,
+use operator_rs_runtime::e2e::commands::same_image;
+use operator_rs_runtime::e2e::security::restricted_violations;
+use operator_rs_runtime::e2e::{
+    self, MANAGER_SELECTOR, TIMEOUT, eventually, metrics, pod_is_ready, step,
 };
+
+use crate::PROJECT;
 
 #[test]
 #[ignore = "needs a cluster: run with `make test-e2e`"]
 fn controller_manager_pod_runs() -> anyhow::Result<()> {
-    support::run(async |cluster| {
+    e2e::run(&PROJECT, async |cluster| {
         step("validating that the controller-manager pod is running as expected");
-        let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), MANAGER_NAMESPACE);
+        let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), cluster.manager_namespace());
         let selector = ListParams::default().labels(MANAGER_SELECTOR);
         let pod = eventually("one controller-manager pod is ready", TIMEOUT, async || {
             let pods = pods.list(&selector).await?.items;
@@ -63,8 +64,8 @@ fn controller_manager_pod_runs() -> anyhow::Result<()> {
 #[test]
 #[ignore = "needs a cluster: run with `make test-e2e`"]
 fn metrics_endpoint_serves_controller_runtime_metrics() -> anyhow::Result<()> {
-    support::run(async |cluster| {
-        let text = metrics::scrape(&cluster.client).await?;
+    e2e::run(&PROJECT, async |cluster| {
+        let text = metrics::scrape(cluster).await?;
         let families = metrics::families(&text);
         for (name, kind) in [
             ("controller_runtime_reconcile", "counter"),

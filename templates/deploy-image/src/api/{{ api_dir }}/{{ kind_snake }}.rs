@@ -128,8 +128,8 @@ mod tests {
 
     use super::*;
 
-    /// The parts of the CRD that the controller relies on. (`crate::api`'s tests check that every
-    /// CRD is structural, as the API server requires.)
+    /// The parts of the CRD that the controller relies on. (`make manifests` and
+    /// `tests/manifests.rs` check that every CRD is structural, as the API server requires.)
     #[test]
     fn crd() {
         let crd = {{ kind }}::crd();
@@ -182,7 +182,7 @@ mod tests {
             "/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"
         );
         let sample = std::fs::read_to_string(path).unwrap();
-        if let Err(error) = serde_saphyr::from_str::<{{ kind }}>(&sample) {
+        if let Err(error) = operator_rs_runtime::testing::from_yaml::<{{ kind }}>(&sample) {
             panic!("{path} is not a valid {{ kind }}: {error}");
         }
     }

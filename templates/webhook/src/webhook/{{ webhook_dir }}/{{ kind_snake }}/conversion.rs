@@ -6,8 +6,9 @@
 //! `From` implementations in `conversion_<spoke>.rs`, and the webhook chains them (spoke → hub
 //! → spoke). The hub is also the storage version, the one the API server stores {{ kind }}s in.
 
+use operator_rs_runtime::webhook::{Converter, Spoke, Webhook};
+
 use {{ rust_type }};
-use crate::webhook::{Converter, Spoke, Webhook};
 
 /// The conversion webhook of {{ kind }}, with every spoke version.
 pub fn webhook() -> Webhook {

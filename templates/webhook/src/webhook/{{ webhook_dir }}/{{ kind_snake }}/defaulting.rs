@@ -13,10 +13,13 @@
 {%- endif %}
 
 {% if core %}use {{ rust_type }};
-{% endif %}use kube::core::admission::{AdmissionRequest, Operation};
+{% endif %}use operator_rs_runtime::webhook::{
+    AdmissionRequest, Defaulter, Denial, FailurePolicy, Operation, Registration, Webhook,
+};
+{%- if not core %}
 
-{% if not core %}use {{ rust_type }};
-{% endif %}use crate::webhook::{Defaulter, Denial, FailurePolicy, Registration, Webhook};
+use {{ rust_type }};
+{%- endif %}
 {%- if not core and not deploy_image_kind %}
 
 /// The value [`{{ kind }}Defaulter`] gives `spec.foo` when it is not set.
@@ -69,10 +72,10 @@ mod tests {
 {%- if core %}
     use kube::api::ObjectMeta;
 {%- endif %}
+    use operator_rs_runtime::webhook::admission::testing::{UID, admit, patched, review};
     use serde_json::json;
 
     use super::*;
-    use crate::webhook::admission::testing::{UID, admit, patched, review};
 
     /// A {{ kind }} as a user might create it.
     fn sample() -> {{ kind }} {

@@ -4,7 +4,7 @@
 
 // +operator-rs:scaffold:webhook-type-modules
 
-use crate::webhook::Webhook;
+use operator_rs_runtime::webhook::Webhook;
 
 /// The webhooks of {{ kind }}: served by the manager, and registered with the API server by
 /// `make manifests`. Remove an entry to stop serving (and registering) that webhook.

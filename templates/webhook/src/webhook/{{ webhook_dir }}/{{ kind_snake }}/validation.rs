@@ -12,10 +12,13 @@
 {%- endif %}
 
 {% if core %}use {{ rust_type }};
-{% endif %}use kube::core::admission::{AdmissionRequest, Operation};
+{% endif %}use operator_rs_runtime::webhook::{
+    AdmissionRequest, Denial, FailurePolicy, Operation, Registration, Validator, Warnings, Webhook,
+};
+{%- if not core %}
 
-{% if not core %}use {{ rust_type }};
-{% endif %}use crate::webhook::{Denial, FailurePolicy, Registration, Validator, Warnings, Webhook};
+use {{ rust_type }};
+{%- endif %}
 
 /// How the API server calls this webhook: `make manifests` writes it to
 /// `config/webhook/manifests.yaml`. Add `Operation::Delete` to have deletions checked by
@@ -116,10 +119,10 @@ mod tests {
 {%- if core %}
     use kube::api::ObjectMeta;
 {%- endif %}
+    use operator_rs_runtime::webhook::admission::testing::{UID, admit, review};
     use serde_json::json;
 
     use super::*;
-    use crate::webhook::admission::testing::{UID, admit, review};
 
     /// A {{ kind }} as a user might create it.
     fn sample() -> {{ kind }} {

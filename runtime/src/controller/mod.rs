@@ -1,0 +1,380 @@
+//! Controllers: what the manager hands every controller, and how a controller is run.
+//!
+//! A project lists its controllers in `controller::controllers()` (`src/controller/mod.rs`), one
+//! [`ControllerSetup`] each. The manager calls every `setup` once at startup and runs the returned
+//! [`ControllerFuture`]s until shutdown; `make manifests` collects every `rbac_rules` into
+//! `config/rbac/role.yaml`. A `setup` function builds its controller with a [`Runner`], which
+//! takes care of namespaces, metrics, retries, readiness and shutdown, so that the controller's
+//! file holds only its `reconcile` function, its RBAC rules and its tests.
+
+mod runner;
+
+pub use runner::{Context, Runner, Scope, qualified_name};
+
+use std::hash::Hash;
+
+use futures::future::BoxFuture;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+use kube::Client;
+use kube::runtime::controller::{self, Action};
+use kube::runtime::reflector::{Lookup, ObjectRef, Store};
+use kube::runtime::watcher;
+use tokio_util::sync::CancellationToken;
+
+use crate::manager::health::Readiness;
+use crate::manager::metrics::Metrics;
+use crate::manager::namespaces::WatchNamespaces;
+
+/// The type of the RBAC rules of controllers, re-exported for their `rbac_rules()`.
+pub use k8s_openapi::api::rbac::v1::PolicyRule;
+
+/// One controller of a project, as listed in its `controller::controllers()`.
+///
+/// ```
+/// use operator_rs_runtime::controller::{ControllerFuture, ControllerSetup, PolicyRule, Shared};
+///
+/// /// The controller of `src/controller/captain.rs`.
+/// pub const CONTROLLER: ControllerSetup = ControllerSetup {
+///     name: "captain",
+///     rbac_rules,
+///     setup,
+/// };
+/// # fn rbac_rules() -> Vec<PolicyRule> { Vec::new() }
+/// # fn setup(shared: &Shared) -> ControllerFuture { Box::pin(async { Ok(()) }) }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct ControllerSetup {
+    /// The controller's name, as in its logs, metrics and Events.
+    pub name: &'static str,
+    /// The API permissions the controller needs; `make manifests` writes the rules of every
+    /// controller to `config/rbac/role.yaml`.
+    pub rbac_rules: fn() -> Vec<PolicyRule>,
+    /// Builds the controller (usually with a [`Runner`]); the manager calls it once at startup,
+    /// on the leader only, and runs the returned future until shutdown.
+    pub setup: fn(&Shared) -> ControllerFuture,
+}
+
+/// The RBAC rules of all `controllers` together, for `make manifests`.
+///
+/// Rules may overlap between controllers; the manifests writer removes duplicates and merges rules
+/// the way controller-gen does.
+pub fn rbac_rules(controllers: &[ControllerSetup]) -> Vec<PolicyRule> {
+    controllers
+        .iter()
+        .flat_map(|controller| (controller.rbac_rules)())
+        .collect()
+}
+
+/// A controller's main loop, as returned by its `setup` function and run by the manager.
+///
+/// The future should run until [`Shared::shutdown`] is cancelled and then return `Ok(())`. If it
+/// returns earlier, or returns an error, the manager shuts the whole process down and exits with a
+/// failure, so that Kubernetes restarts it instead of leaving a pod that silently reconciles nothing.
+pub type ControllerFuture = BoxFuture<'static, anyhow::Result<()>>;
+
+/// What the manager shares with every controller.
+///
+/// Each controller's `setup` function receives it, and usually hands it to a [`Runner`]. Clone the
+/// fields you need into your controller; they are all cheap handles to shared state.
+#[derive(Clone)]
+pub struct Shared {
+    /// Client for the Kubernetes API server, from your kubeconfig when run locally, or from the pod's
+    /// service account in the cluster (which only has the permissions in `config/rbac/`).
+    pub client: Client,
+    /// Tracks which controllers have synced their caches; `/readyz` answers 200 only once all have.
+    /// [`Shared::run_controller`] registers controllers here.
+    pub readiness: Readiness,
+    /// Cancelled when the manager shuts down (on SIGINT or SIGTERM, or after a fatal error). Pass
+    /// `shutdown.clone().cancelled_owned()` to [`kube::runtime::Controller::graceful_shutdown_on`] so
+    /// that reconciliations in flight can finish before the process exits.
+    pub shutdown: CancellationToken,
+    /// The metrics registry: `metrics.controller(name, max_concurrent_reconciles)` gives a
+    /// controller its reconcile metrics (controller-runtime's names); `metrics.register(..)` adds
+    /// metrics of your own to `/metrics`.
+    pub metrics: Metrics,
+    /// The namespaces to watch (`WATCH_NAMESPACE`): `watch_namespaces.apis::<K>(&client)` gives one
+    /// `Api` per watch for a namespaced kind.
+    pub watch_namespaces: WatchNamespaces,
+    /// `--max-concurrent-reconciles`: how many objects a controller may reconcile at once (never
+    /// the same object twice). Pass it to `controller::Config::concurrency`.
+    pub max_concurrent_reconciles: u16,
+}
+
+impl Shared {
+    /// Wraps the main loop of a kube-runtime controller for the manager.
+    ///
+    /// `store` is the controller's cache ([`kube::runtime::Controller::store`]) and `main_loop` the
+    /// future that drives [`kube::runtime::Controller::run`] to its end. The returned future:
+    ///
+    /// - registers the controller with [`Readiness`] under `name` right away (so call this from
+    ///   `setup`, not from inside an `async` block) and marks it synced once `store` is filled;
+    /// - stops at once if shutdown starts before the cache ever synced: nothing can be reconciling
+    ///   then, and kube-runtime would otherwise keep waiting for that first sync (for instance while
+    ///   the API server is unreachable, or the CRD is not installed);
+    /// - reports an error if `main_loop` ends before shutdown was requested.
+    pub fn run_controller<K>(
+        &self,
+        name: &str,
+        store: Store<K>,
+        main_loop: impl Future<Output = ()> + Send + 'static,
+    ) -> ControllerFuture
+    where
+        K: Lookup + Clone + Send + Sync + 'static,
+        K::DynamicType: Eq + Hash + Clone + Send + Sync,
+    {
+        let gate = self.readiness.register(name);
+        let shutdown = self.shutdown.clone();
+        let name = name.to_owned();
+        Box::pin(async move {
+            let mut main_loop = std::pin::pin!(main_loop);
+            tokio::select! {
+                () = &mut main_loop => return stopped(&name, &shutdown),
+                () = shutdown.cancelled() => return Ok(()),
+                synced = store.wait_until_ready() => {
+                    // An error means the cache was dropped, i.e. the main loop ended; awaiting it
+                    // below returns at once.
+                    if synced.is_ok() {
+                        gate.mark_synced();
+                    }
+                }
+            }
+            main_loop.await;
+            stopped(&name, &shutdown)
+        })
+    }
+}
+
+/// How a controller's main loop ended: fine during shutdown, an error otherwise.
+fn stopped(name: &str, shutdown: &CancellationToken) -> anyhow::Result<()> {
+    if shutdown.is_cancelled() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "controller {name} stopped before shutdown was requested"
+        ))
+    }
+}
+
+/// Logs what a controller's main loop ([`kube::runtime::Controller::run`]) yields for each
+/// reconciliation; the controller's `setup` passes every item of that stream here.
+///
+/// Failed reconciliations are not logged here, because the controller's `error_policy` logs them
+/// (with the object). What remains are successes (at debug level), objects deleted before their
+/// turn came, and failures of the controller itself, mostly of its watches: a missing CRD (`make
+/// install`) or missing permissions. kube-runtime keeps retrying those with a backoff.
+pub fn log_result<K, E>(
+    controller: &str,
+    result: Result<(ObjectRef<K>, Action), controller::Error<E, watcher::Error>>,
+) where
+    K: Lookup,
+    E: std::error::Error + 'static,
+{
+    match result {
+        Ok((object, action)) => tracing::debug!(controller, %object, ?action, "reconciled"),
+        Err(controller::Error::ReconcilerFailed(..)) => {}
+        Err(controller::Error::ObjectNotFound(object)) => {
+            tracing::debug!(controller, %object, "deleted before it was reconciled");
+        }
+        Err(error) => {
+            let error = &error as &dyn std::error::Error;
+            tracing::warn!(controller, error, "controller error");
+        }
+    }
+}
+
+/// Shorthand for a [`PolicyRule`] that grants `verbs` on `resources` in the API groups `api_groups`
+/// (`""` is the core group), for the `rbac_rules()` of controllers:
+///
+/// ```
+/// # use operator_rs_runtime::controller::rule;
+/// let rule = rule(&[""], &["configmaps"], &["get", "list", "watch"]);
+/// ```
+pub fn rule(api_groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
+    let strings = |values: &[&str]| values.iter().map(|value| value.to_string()).collect();
+    PolicyRule {
+        api_groups: Some(strings(api_groups)),
+        resources: Some(strings(resources)),
+        verbs: strings(verbs),
+        ..PolicyRule::default()
+    }
+}
+
+/// A status condition of `type_` as a controller sets it now: `status` true or false, a
+/// machine-readable UpperCamelCase `reason`, a `message` for humans, and the `generation` of the
+/// object it describes (`object.meta().generation`), so that clients can tell whether the condition
+/// reflects the latest spec. Pass it to [`conditions_to_apply`], which keeps the transition time
+/// when the status did not change.
+pub fn condition(
+    type_: &str,
+    status: bool,
+    reason: &str,
+    message: impl Into<String>,
+    observed_generation: Option<i64>,
+) -> Condition {
+    Condition {
+        type_: type_.to_owned(),
+        status: if status { "True" } else { "False" }.to_owned(),
+        reason: reason.to_owned(),
+        message: message.into(),
+        observed_generation,
+        last_transition_time: Time(Timestamp::now()),
+    }
+}
+
+/// Prepares the status conditions that a controller owns for a server-side apply of
+/// `.status.conditions`.
+///
+/// `desired` holds every condition the controller sets on the object, with
+/// `last_transition_time` set to now. Each one keeps the `lastTransitionTime` of the object's
+/// current condition of its type when its status did not change: the time says when the status
+/// last changed, as the Kubernetes API conventions ask (Go's `meta.SetStatusCondition` does the
+/// same). Apply all of them every time, because server-side apply removes the conditions that a
+/// field manager applied before but leaves out now.
+///
+/// Returns `None` when the object already has all of them, so there is nothing to write. That
+/// keeps reconciliations idempotent: every write changes the object, and every change of the
+/// object triggers another reconciliation.
+pub fn conditions_to_apply(
+    current: &[Condition],
+    desired: Vec<Condition>,
+) -> Option<Vec<Condition>> {
+    let mut changed = false;
+    let mut conditions = Vec::with_capacity(desired.len());
+    for mut condition in desired {
+        match current.iter().find(|c| c.type_ == condition.type_) {
+            Some(existing) if existing.status == condition.status => {
+                condition.last_transition_time = existing.last_transition_time.clone();
+                changed |= *existing != condition;
+            }
+            _ => changed = true,
+        }
+        conditions.push(condition);
+    }
+    changed.then_some(conditions)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::http::{Request, Response};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::client::Body;
+    use kube::runtime::{reflector, watcher};
+
+    use super::*;
+
+    /// A `Shared` whose client fails every request: these tests never reach an API server.
+    fn shared() -> Shared {
+        let service = tower::service_fn(|_: Request<Body>| async {
+            Err::<Response<Body>, _>(std::io::Error::other("no API server in unit tests"))
+        });
+        Shared {
+            client: Client::new(service, "default"),
+            readiness: Readiness::default(),
+            shutdown: CancellationToken::new(),
+            metrics: Metrics::new(),
+            watch_namespaces: WatchNamespaces::All,
+            max_concurrent_reconciles: 1,
+        }
+    }
+
+    #[tokio::test]
+    async fn ready_once_synced_and_stops_on_shutdown() {
+        let shared = shared();
+        let (store, mut writer) = reflector::store::<ConfigMap>();
+        let main_loop = shared.shutdown.clone().cancelled_owned();
+        let controller = tokio::spawn(shared.run_controller("test", store, main_loop));
+        shared.readiness.mark_started();
+        assert!(shared.readiness.check().is_err());
+
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        let synced = async {
+            while shared.readiness.check().is_err() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), synced)
+            .await
+            .unwrap();
+
+        shared.shutdown.cancel();
+        controller.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn shutdown_before_sync_stops_at_once() {
+        let shared = shared();
+        let (store, _writer) = reflector::store::<ConfigMap>();
+        let controller = shared.run_controller("test", store, std::future::pending());
+        shared.shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(5), controller)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn main_loop_ending_early_is_an_error() {
+        let shared = shared();
+        let (store, _writer) = reflector::store::<ConfigMap>();
+        let controller = shared.run_controller("test", store, async {});
+        assert!(controller.await.is_err());
+    }
+
+    fn condition(status: &str, reason: &str, seconds: i64) -> Condition {
+        Condition {
+            type_: "Available".into(),
+            status: status.into(),
+            reason: reason.into(),
+            message: String::new(),
+            observed_generation: Some(1),
+            last_transition_time: Time(Timestamp::from_second(seconds).unwrap()),
+        }
+    }
+
+    #[test]
+    fn conditions_are_built_as_of_now() {
+        let built = super::condition("Ready", false, "Waiting", "not yet", Some(3));
+        assert_eq!(
+            (
+                built.type_.as_str(),
+                built.status.as_str(),
+                built.reason.as_str()
+            ),
+            ("Ready", "False", "Waiting")
+        );
+        assert_eq!(
+            (built.message.as_str(), built.observed_generation),
+            ("not yet", Some(3))
+        );
+        let age = Timestamp::now().duration_since(built.last_transition_time.0);
+        assert!(age.as_secs() < 60, "{age:?}");
+    }
+
+    #[test]
+    fn new_conditions_are_applied() {
+        let desired = vec![condition("True", "Reconciled", 2)];
+        assert_eq!(conditions_to_apply(&[], desired.clone()), Some(desired));
+    }
+
+    #[test]
+    fn current_conditions_are_not_applied_again() {
+        let current = [condition("True", "Reconciled", 1)];
+        let desired = vec![condition("True", "Reconciled", 2)];
+        assert_eq!(conditions_to_apply(&current, desired), None);
+    }
+
+    #[test]
+    fn transition_time_changes_with_the_status_only() {
+        let current = [condition("True", "Reconciled", 1)];
+        let desired = vec![condition("True", "Upgraded", 2)];
+        let applied = conditions_to_apply(&current, desired).unwrap();
+        assert_eq!(applied, vec![condition("True", "Upgraded", 1)]);
+
+        let desired = vec![condition("False", "Failed", 2)];
+        let applied = conditions_to_apply(&current, desired.clone()).unwrap();
+        assert_eq!(applied, desired);
+    }
+}

@@ -1,0 +1,492 @@
+//! [`Runner`]: builds and runs the kube-runtime controllers of one kind, so that a controller file
+//! holds only its `reconcile` function, its RBAC rules and its tests.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use futures::StreamExt as _;
+use kube::api::{Patch, PatchParams};
+use kube::core::{ClusterResourceScope, NamespaceResourceScope};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::{ControllerFuture, Shared, log_result};
+use crate::manager::backoff::Backoff;
+use crate::manager::namespaces::{WatchNamespaces, join_controllers};
+
+/// What a `reconcile` function gets besides the object: the client, an Event recorder, and the
+/// controller's own `state` (built once in `setup`, e.g. an image name read from the environment).
+///
+/// Tests build one with [`Context::new`] around the mocked client of
+/// [`crate::testing::reconcile_with`].
+pub struct Context<S = ()> {
+    /// Client for the Kubernetes API server: from the kubeconfig when run locally, from the pod's
+    /// service account (with the permissions of `config/rbac/`) in the cluster.
+    pub client: Client,
+    /// Publishes Events (`kubectl describe`, `kubectl events`) as this controller. Kept for the
+    /// controller's lifetime because it remembers recent Events: a repeated Event becomes a count
+    /// on the first one instead of a new object.
+    pub recorder: Recorder,
+    /// The controller's name: its logs' `controller` field, its Events' `reportingController`,
+    /// and the field manager of its server-side applies.
+    pub name: &'static str,
+    /// The controller's own state.
+    pub state: S,
+}
+
+impl<S> Context<S> {
+    /// A context for the controller `name` talking to the API server through `client`.
+    pub fn new(client: Client, name: &'static str, state: S) -> Self {
+        let reporter = Reporter {
+            controller: name.to_owned(),
+            instance: None,
+        };
+        Self {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            name,
+            state,
+        }
+    }
+
+    /// Writes `status` (a JSON object with the status fields this controller owns, e.g.
+    /// `json!({ "conditions": conditions })`) to the status subresource of `object`, by server-side
+    /// apply as this controller's field manager, and returns the object as stored.
+    ///
+    /// The patch holds only the fields the controller sets, so it never overwrites fields that
+    /// others own, and it is forced: a controller owns its fields even when someone else has set
+    /// them (the Kubernetes API conventions ask controllers to force). Fields the controller
+    /// applied before but leaves out now are removed, so apply every field you own every time.
+    pub async fn apply_status<K>(&self, object: &K, status: Value) -> Result<K, kube::Error>
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+        K::Scope: Scope,
+    {
+        let api =
+            <K::Scope as Scope>::api_in::<K>(&self.client, object.meta().namespace.as_deref());
+        let patch = json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "status": status,
+        });
+        let name = object.meta().name.as_deref().unwrap_or_default();
+        let params = PatchParams::apply(self.name).force();
+        api.patch_status(name, &params, &Patch::Apply(&patch)).await
+    }
+
+    /// Publishes an Event about `object` as this controller: `kubectl describe` and `kubectl
+    /// events` show it. `reason` is a short UpperCamelCase word (`Created`, `Scaled`), `action`
+    /// what the controller did or failed to do (`Reconcile`), `note` a sentence for humans.
+    ///
+    /// Like controller-runtime's recorder, a failure to publish is logged, not returned: an Event
+    /// is worth less than the reconcile that reports it.
+    pub async fn publish<K>(
+        &self,
+        object: &K,
+        type_: EventType,
+        reason: &str,
+        action: &str,
+        note: impl Into<String>,
+    ) where
+        K: Resource<DynamicType = ()>,
+    {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note.into()),
+            action: action.to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, &object.object_ref(&())).await {
+            let error = &error as &dyn std::error::Error;
+            tracing::warn!(
+                controller = self.name,
+                error,
+                reason,
+                "cannot publish an Event"
+            );
+        }
+    }
+}
+
+/// The name of `object` as `kubectl` shows it: `namespace/name` for a namespaced object, `name`
+/// for a cluster-scoped one. For log lines and error messages.
+pub fn qualified_name<K: Resource>(object: &K) -> String {
+    let meta = object.meta();
+    let name = meta.name.as_deref().unwrap_or_default();
+    match meta.namespace.as_deref() {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// How the watches of a kind are spread over namespaces, by the kind's scope: namespaced kinds
+/// follow `WATCH_NAMESPACE`, cluster-scoped kinds are always watched as a whole.
+///
+/// Implemented for kube's two scope types; you never implement it yourself.
+pub trait Scope: Sized {
+    /// One `Api` per watch of the kind `K`.
+    fn apis<K>(namespaces: &WatchNamespaces, client: &Client) -> Vec<Api<K>>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default;
+
+    /// The `Api` of `K` in `namespace` (`None`: every namespace).
+    fn api_in<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default;
+}
+
+impl Scope for NamespaceResourceScope {
+    fn apis<K>(namespaces: &WatchNamespaces, client: &Client) -> Vec<Api<K>>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default,
+    {
+        namespaces.apis(client)
+    }
+
+    fn api_in<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default,
+    {
+        match namespace {
+            Some(namespace) => Api::namespaced(client.clone(), namespace),
+            None => Api::all(client.clone()),
+        }
+    }
+}
+
+impl Scope for ClusterResourceScope {
+    fn apis<K>(_: &WatchNamespaces, client: &Client) -> Vec<Api<K>>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default,
+    {
+        vec![Api::all(client.clone())]
+    }
+
+    fn api_in<K>(client: &Client, _: Option<&str>) -> Api<K>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default,
+    {
+        Api::all(client.clone())
+    }
+}
+
+/// Adds a watch to the controller of one namespace (`None`: every namespace).
+type AddWatch<K> = Box<dyn Fn(Controller<K>, &Client, Option<&str>) -> Controller<K> + Send>;
+
+/// Builds the controllers of one kind `K` and runs them for the manager.
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use k8s_openapi::api::apps::v1::Deployment;
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # use kube::runtime::controller::Action;
+/// # use kube::runtime::watcher;
+/// use operator_rs_runtime::controller::{Context, ControllerFuture, Runner, Shared};
+///
+/// fn setup(shared: &Shared) -> ControllerFuture {
+///     Runner::<Deployment>::new("deployment", shared)
+///         .owns::<ConfigMap>(watcher::Config::default())
+///         .run(reconcile, ())
+/// }
+///
+/// async fn reconcile(deployment: Arc<Deployment>, ctx: Arc<Context>) -> Result<Action, kube::Error> {
+///     Ok(Action::await_change())
+/// }
+/// ```
+///
+/// What it does for every controller, so that yours does not have to:
+///
+/// - one kube-runtime [`Controller`] per watched namespace (`WATCH_NAMESPACE`, see
+///   [`WatchNamespaces`]), each with its own cache, sharing one [`Context`], one set of metrics
+///   and one retry backoff; a cluster-scoped kind gets one controller;
+/// - `--max-concurrent-reconciles` workers, never two on the same object;
+/// - controller-runtime's reconcile metrics, under the controller's name;
+/// - after a failed reconcile: a warning with the error and its causes, and a retry after a
+///   per-object delay that doubles from 5 ms up to 1000 s and is reset by a success
+///   (controller-runtime's default rate limiter); see [`Backoff`];
+/// - `/readyz` reports not ready until every cache has synced;
+/// - on shutdown, reconciles in flight finish before the process exits.
+pub struct Runner<'a, K>
+where
+    K: Resource + Clone + Debug + 'static,
+    K::DynamicType: Eq + Hash + Clone,
+{
+    name: &'static str,
+    shared: &'a Shared,
+    watcher_config: watcher::Config,
+    watches: Vec<AddWatch<K>>,
+}
+
+impl<'a, K> Runner<'a, K>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Default + Eq + Hash + Clone + Debug + Unpin + Send + Sync,
+    K::Scope: Scope,
+{
+    /// A runner for the controller `name` of kind `K`; `name` shows in logs, metrics, `/readyz`
+    /// and Events, and is the field manager of the controller's server-side applies.
+    pub fn new(name: &'static str, shared: &'a Shared) -> Self {
+        Self {
+            name,
+            shared,
+            watcher_config: watcher::Config::default(),
+            watches: Vec::new(),
+        }
+    }
+
+    /// Watches `K` with `config` (e.g. a label selector) instead of every object of the kind.
+    pub fn with_watcher_config(mut self, config: watcher::Config) -> Self {
+        self.watcher_config = config;
+        self
+    }
+
+    /// Reconciles the owner of a `Child` whenever the child changes: the object in the child's
+    /// controller owner reference. Give the objects `reconcile` creates such a reference
+    /// (`object.controller_owner_ref(&())`) and they are also garbage-collected with it.
+    ///
+    /// `config` narrows the watch (and the cache) to the children that matter, e.g.
+    /// `watcher::Config::default().labels("app.kubernetes.io/managed-by=my-controller")`.
+    pub fn owns<Child>(mut self, config: watcher::Config) -> Self
+    where
+        Child:
+            Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        Child::Scope: Scope,
+    {
+        self.watches
+            .push(Box::new(move |controller, client, namespace| {
+                let api = <Child::Scope as Scope>::api_in::<Child>(client, namespace);
+                controller.owns(api, config.clone())
+            }));
+        self
+    }
+
+    /// Reconciles the objects that `mapper` names whenever an `Other` changes, for relations that
+    /// are not owner references (e.g. the custom resources that name a Secret).
+    pub fn watches<Other, I>(
+        mut self,
+        config: watcher::Config,
+        mapper: impl Fn(Other) -> I + Clone + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other:
+            Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        Other::Scope: Scope,
+        I: IntoIterator<Item = ObjectRef<K>> + 'static,
+        I::IntoIter: Send,
+    {
+        self.watches
+            .push(Box::new(move |controller, client, namespace| {
+                let api = <Other::Scope as Scope>::api_in::<Other>(client, namespace);
+                controller.watches(api, config.clone(), mapper.clone())
+            }));
+        self
+    }
+
+    /// Runs `reconcile` for every object of `K` until shutdown, with `state` in its [`Context`].
+    ///
+    /// `reconcile` must be idempotent: it gets no diff, only the object as it is now, and is
+    /// called again whenever the object or one of its watched children changes, and when the
+    /// [`Action`] it returned asks for it.
+    pub fn run<S, E, F, Fut>(self, reconcile: F, state: S) -> ControllerFuture
+    where
+        S: Send + Sync + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Context<S>>) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        let Self {
+            name,
+            shared,
+            watcher_config,
+            watches,
+        } = self;
+        let context = Arc::new(Context::new(shared.client.clone(), name, state));
+        let metrics = shared
+            .metrics
+            .controller(name, shared.max_concurrent_reconciles);
+        let backoff = Backoff::<K>::default();
+        let config = controller::Config::default().concurrency(shared.max_concurrent_reconciles);
+
+        let controllers = <K::Scope as Scope>::apis::<K>(&shared.watch_namespaces, &shared.client)
+            .into_iter()
+            .map(|api| {
+                let namespace = api.namespace().map(str::to_owned);
+                // `/readyz` names each namespace's cache on its own: "<name>/<namespace>".
+                let cache_name = match &namespace {
+                    Some(namespace) => format!("{name}/{namespace}"),
+                    None => name.to_owned(),
+                };
+                let mut controller = Controller::new(api, watcher_config.clone());
+                for add_watch in &watches {
+                    controller = add_watch(controller, &shared.client, namespace.as_deref());
+                }
+                let controller = controller
+                    .with_config(config.clone())
+                    .graceful_shutdown_on(shared.shutdown.clone().cancelled_owned());
+                let store = controller.store();
+
+                let (reconcile, metrics, on_success) =
+                    (reconcile.clone(), metrics.clone(), backoff.clone());
+                let measured = move |object: Arc<K>, ctx: Arc<Context<S>>| {
+                    let (metrics, backoff) = (metrics.clone(), on_success.clone());
+                    let reconciled = reconcile(Arc::clone(&object), ctx);
+                    async move {
+                        let result = metrics.measure(reconciled).await;
+                        if result.is_ok() {
+                            backoff.on_success(&ObjectRef::from_obj(object.as_ref()));
+                        }
+                        result
+                    }
+                };
+                let on_error = backoff.clone();
+                let error_policy = move |object: Arc<K>, error: &E, _: Arc<Context<S>>| {
+                    retry_after_error(name, &on_error, object.as_ref(), error)
+                };
+                let main_loop = controller
+                    .run(measured, error_policy, Arc::clone(&context))
+                    .for_each(move |result| async move { log_result(name, result) });
+                shared.run_controller(&cache_name, store, main_loop)
+            })
+            .collect();
+        join_controllers(controllers, shared.shutdown.clone())
+    }
+}
+
+/// The error policy of every controller: logs the error with its causes, and retries the object
+/// after its backoff delay.
+fn retry_after_error<K, E>(name: &str, backoff: &Backoff<K>, object: &K, error: &E) -> Action
+where
+    K: Resource,
+    K::DynamicType: Default + Eq + Hash + Clone,
+    E: std::error::Error + 'static,
+{
+    let object = ObjectRef::from_obj(object);
+    let delay = backoff.on_error(&object);
+    tracing::warn!(
+        controller = name,
+        %object,
+        error = error as &dyn std::error::Error,
+        "reconciliation failed; retrying in {delay:?}"
+    );
+    Action::requeue(delay)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+
+    fn config_map(name: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                namespace: Some("default".to_owned()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    #[test]
+    fn failures_back_off_per_object_until_a_success() {
+        let backoff = Backoff::<ConfigMap>::default();
+        let error = std::io::Error::other("boom");
+        let (a, b) = (config_map("a"), config_map("b"));
+        let delay = |object: &ConfigMap| retry_after_error("test", &backoff, object, &error);
+        assert_eq!(delay(&a), Action::requeue(Duration::from_millis(5)));
+        assert_eq!(delay(&a), Action::requeue(Duration::from_millis(10)));
+        assert_eq!(delay(&b), Action::requeue(Duration::from_millis(5)));
+        backoff.on_success(&ObjectRef::from_obj(&a));
+        assert_eq!(delay(&a), Action::requeue(Duration::from_millis(5)));
+    }
+
+    #[test]
+    fn qualified_names_are_as_kubectl_shows_them() {
+        assert_eq!(qualified_name(&config_map("a")), "default/a");
+        let namespace = k8s_openapi::api::core::v1::Namespace {
+            metadata: ObjectMeta {
+                name: Some("ops".to_owned()),
+                ..ObjectMeta::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(qualified_name(&namespace), "ops");
+    }
+
+    #[tokio::test]
+    async fn status_is_applied_as_the_controller() {
+        use crate::testing::{Method, reconcile_with};
+        let (result, ()) = reconcile_with(
+            |client| async move {
+                let ctx = Context::new(client, "tester", ());
+                ctx.apply_status(&config_map("a"), json!({"phase": "Done"}))
+                    .await
+            },
+            |mut api_server| async move {
+                let url = "/api/v1/namespaces/default/configmaps/a/status?&force=true&fieldManager=tester";
+                let call = api_server.expect(Method::PATCH, url).await;
+                assert_eq!(call.body["apiVersion"], "v1");
+                assert_eq!(call.body["kind"], "ConfigMap");
+                assert_eq!(call.body["status"], json!({"phase": "Done"}));
+                call.ok(&config_map("a"));
+                api_server.expect_no_more_requests().await;
+            },
+        )
+        .await;
+        assert_eq!(result.unwrap().metadata.name.as_deref(), Some("a"));
+    }
+
+    #[tokio::test]
+    async fn failed_events_are_logged_not_returned() {
+        use crate::testing::{Method, StatusCode, reconcile_with};
+        let ((), ()) = reconcile_with(
+            |client| async move {
+                let ctx = Context::new(client, "tester", ());
+                let object = config_map("a");
+                ctx.publish(&object, EventType::Normal, "Tested", "Test", "a note")
+                    .await;
+            },
+            |mut api_server| async move {
+                let url = "/apis/events.k8s.io/v1/namespaces/default/events?";
+                let call = api_server.expect(Method::POST, url).await;
+                assert_eq!(call.body["reason"], "Tested");
+                assert_eq!(call.body["note"], "a note");
+                assert_eq!(call.body["reportingController"], "tester");
+                call.respond_error(StatusCode::FORBIDDEN, "Forbidden");
+                api_server.expect_no_more_requests().await;
+            },
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn namespaced_kinds_follow_watch_namespace() {
+        let (client, _server) = crate::testing::mock_client();
+        let only = WatchNamespaces::Only(vec!["a".into(), "b".into()]);
+        let apis = <NamespaceResourceScope as Scope>::apis::<ConfigMap>(&only, &client);
+        let namespaces: Vec<_> = apis.iter().map(|api| api.namespace()).collect();
+        assert_eq!(namespaces, [Some("a"), Some("b")]);
+
+        use k8s_openapi::api::core::v1::Namespace;
+        let apis = <ClusterResourceScope as Scope>::apis::<Namespace>(&only, &client);
+        assert_eq!(apis.len(), 1);
+        assert_eq!(apis[0].namespace(), None);
+    }
+}

@@ -1,0 +1,34 @@
+//! The runtime of operators scaffolded by operator-rs: everything every operator needs and no
+//! user should have to own, the way controller-runtime is a library for kubebuilder's Go projects.
+//!
+//! A generated project depends on this crate and holds only its own code: its custom resource
+//! types, the `reconcile` functions of its controllers, its webhooks' logic, and their tests.
+//!
+//! - [`manager`]: the process that runs the controllers: kubebuilder's flags, logging, health and
+//!   readiness probes, graceful shutdown, `WATCH_NAMESPACE`, Lease leader election, and the
+//!   metrics server (controller-runtime's metric names, authorized by TokenReview and
+//!   SubjectAccessReview).
+//! - [`controller`]: runs one kube-runtime controller per watched namespace with metrics, retry
+//!   backoff, events and readiness, so that a controller file holds only `reconcile`, its RBAC
+//!   rules and its tests.
+//! - [`webhook`]: the HTTPS server for admission and conversion webhooks, and the
+//!   [`webhook::Defaulter`], [`webhook::Validator`] and [`webhook::Converter`] that a project's
+//!   webhooks implement.
+//! - [`manifests`]: writes the CRDs, the manager's RBAC role and the webhook configurations under
+//!   `config/` from the Rust code (`make manifests`), with no Go and no controller-gen.
+//! - [`testing`]: a mocked API server for reconcile tests, and AdmissionReview helpers.
+//! - [`e2e`]: what the generated end-to-end suite (`make test-e2e`) shares: cluster set-up,
+//!   `kubectl`, waiting, the metrics endpoint.
+//!
+//! The crate re-exports the versions of [`kube`] and [`k8s_openapi`] it is built with, so that a
+//! project and its runtime always agree on them.
+
+pub mod controller;
+pub mod e2e;
+pub mod manager;
+pub mod manifests;
+pub mod testing;
+pub mod webhook;
+
+pub use k8s_openapi;
+pub use kube;

@@ -1,0 +1,394 @@
+//! The manager: the process that runs the controllers, like controller-runtime's manager in Go.
+//!
+//! A project's `src/main.rs` parses the [`Flags`] and hands its controllers and webhooks to a
+//! [`Manager`]:
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//!
+//! use operator_rs_runtime::manager::{Flags, Manager};
+//!
+//! #[tokio::main]
+//! async fn main() -> ExitCode {
+//!     let flags = Flags::parse_with("6e1ac2c5.example.com");
+//!     Manager::new(flags)
+//!         .controllers(Vec::new()) // my_operator::controller::controllers()
+//!         .webhooks(Vec::new()) // my_operator::webhook::webhooks()
+//!         .run()
+//!         .await
+//! }
+//! ```
+//!
+//! [`Manager::run`] sets up logging, connects to Kubernetes, serves the health probes, the metrics
+//! and the webhooks, waits for leadership when `--leader-elect` is set, runs every controller
+//! until SIGINT or SIGTERM, then shuts everything down gracefully and releases the leader Lease.
+//!
+//! Building blocks that controllers use through [`crate::controller::Runner`]:
+//! [`metrics::ControllerMetrics`] (reconcile metrics), [`backoff::Backoff`] (per-object retry
+//! delays) and [`namespaces::WatchNamespaces`] (`WATCH_NAMESPACE`).
+
+pub mod backoff;
+pub mod flags;
+pub mod health;
+pub mod leader;
+pub mod logging;
+pub mod metrics;
+pub mod namespaces;
+pub mod shutdown;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow};
+use kube::Client;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::controller::{ControllerSetup, Shared};
+use crate::webhook::{Webhook, WebhookServerConfig};
+pub use flags::Flags;
+use health::Readiness;
+use leader::{LeaderElectionConfig, LeaderElectionError, LeaderElector};
+use metrics::Metrics;
+use metrics::server::{CertFiles, Options as MetricsOptions};
+use namespaces::WatchNamespaces;
+
+/// How long the controllers and servers get to finish their work after shutdown starts, like
+/// controller-runtime's default `GracefulShutdownTimeout`. Kubernetes kills the pod anyway after its
+/// `terminationGracePeriodSeconds` (see `config/manager/manager.yaml`).
+pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The operator's process: what it runs, and [`Manager::run`] to run it.
+pub struct Manager {
+    flags: Flags,
+    controllers: Vec<ControllerSetup>,
+    webhooks: Vec<Webhook>,
+}
+
+impl Manager {
+    /// A manager configured by `flags`, with no controllers and no webhooks yet.
+    pub fn new(flags: Flags) -> Self {
+        Self {
+            flags,
+            controllers: Vec::new(),
+            webhooks: Vec::new(),
+        }
+    }
+
+    /// The controllers to run: on the leader only when `--leader-elect` is set.
+    pub fn controllers(mut self, controllers: Vec<ControllerSetup>) -> Self {
+        self.controllers = controllers;
+        self
+    }
+
+    /// The webhooks to serve over HTTPS, on every replica (leader or not). With none, no webhook
+    /// server starts; `ENABLE_WEBHOOKS=false` turns it off too (e.g. `make run`, where the API
+    /// server cannot call back).
+    pub fn webhooks(mut self, webhooks: Vec<Webhook>) -> Self {
+        self.webhooks = webhooks;
+        self
+    }
+
+    /// Sets up logging from the flags, runs the operator until it is asked to stop (see
+    /// [`Manager::try_run`]), and returns the process's exit code: success after a graceful
+    /// shutdown, failure (with the error logged) otherwise.
+    pub async fn run(self) -> ExitCode {
+        if let Err(error) = logging::init(self.flags.log_format, self.flags.log_level.as_deref()) {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+        match self.try_run().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                // `{:#}` prints the whole chain of causes on one line.
+                tracing::error!("{error:#}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// Runs the operator until it is asked to stop; logging must be set up already.
+    ///
+    /// Returns `Ok(())` after a graceful shutdown on SIGINT or SIGTERM. Returns an error when
+    /// startup fails (invalid `WATCH_NAMESPACE` or certificates, no usable kubeconfig, a port
+    /// taken, no namespace for the leader Lease out of a cluster), when a controller or server
+    /// fails or stops on its own, when leadership is lost (then without waiting for reconciles in
+    /// flight, since another replica may already be reconciling), or when shutdown takes longer
+    /// than [`GRACEFUL_SHUTDOWN_TIMEOUT`].
+    pub async fn try_run(self) -> anyhow::Result<()> {
+        let Self {
+            flags,
+            controllers,
+            webhooks,
+        } = self;
+        run(flags, controllers, webhooks).await
+    }
+}
+
+async fn run(
+    flags: Flags,
+    controllers: Vec<ControllerSetup>,
+    webhooks: Vec<Webhook>,
+) -> anyhow::Result<()> {
+    // Everything stops when this token is cancelled: on a signal, or when any task fails.
+    let shutdown = CancellationToken::new();
+    shutdown::cancel_on_signal(shutdown.clone()).context("cannot install signal handlers")?;
+
+    // Configuration mistakes fail before anything connects or listens.
+    let watch_namespaces = WatchNamespaces::from_env()?;
+    let leader_election = flags
+        .leader_elect
+        .then(|| leader_election_config(&flags))
+        .transpose()?;
+    let metrics_options = metrics_options(&flags);
+    let tls = if flags.metrics_bind_address.socket_addr().is_some() {
+        metrics::server::tls_config(&metrics_options)
+            .context("cannot set up TLS for the metrics server")?
+    } else {
+        None
+    };
+
+    let client = Client::try_default()
+        .await
+        .context("cannot create a Kubernetes client from the kubeconfig or in-cluster config")?;
+
+    let readiness = Readiness::default();
+    let metrics = Metrics::new();
+    let mut tasks: JoinSet<TaskResult> = JoinSet::new();
+
+    if let Some(address) = flags.health_probe_bind_address.socket_addr() {
+        let listener = health::bind(address)
+            .await
+            .with_context(|| format!("cannot bind the health probe address {address}"))?;
+        tracing::info!(%address, "serving health probes on /healthz and /readyz");
+        let (readiness, shutdown) = (readiness.clone(), shutdown.clone());
+        tasks.spawn(async move {
+            let result = health::serve(listener, readiness, shutdown).await;
+            (
+                "health probe server".to_owned(),
+                result.map_err(anyhow::Error::from),
+            )
+        });
+    }
+
+    if let Some(address) = flags.metrics_bind_address.socket_addr() {
+        let listener = metrics::server::bind(address)
+            .await
+            .with_context(|| format!("cannot bind the metrics address {address}"))?;
+        let authorizer = metrics_options
+            .secure
+            .then(|| metrics::Authorizer::new(client.clone()));
+        let router = metrics::server::router(metrics.clone(), authorizer);
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        tracing::info!(%address, scheme, authorized = metrics_options.secure, "serving metrics on /metrics");
+        let shutdown = shutdown.clone();
+        tasks.spawn(async move {
+            let result =
+                metrics::server::serve(listener, router, metrics_options, tls, shutdown).await;
+            (
+                "metrics server".to_owned(),
+                result.map_err(anyhow::Error::from),
+            )
+        });
+    }
+
+    // The webhook server runs on every replica, leader or not.
+    let webhook_config = webhook_config(&flags);
+    if let Some(server) = crate::webhook::start(&webhook_config, webhooks, shutdown.clone())
+        .context("cannot start the webhook server")?
+    {
+        tasks.spawn(async move {
+            let result = server.await.map_err(anyhow::Error::from);
+            ("webhook server".to_owned(), result)
+        });
+    }
+
+    let shared = Shared {
+        client: client.clone(),
+        readiness: readiness.clone(),
+        shutdown: shutdown.clone(),
+        metrics: metrics.clone(),
+        watch_namespaces: watch_namespaces.clone(),
+        max_concurrent_reconciles: flags.max_concurrent_reconciles,
+    };
+    tracing::info!(
+        count = controllers.len(),
+        namespaces = %watch_namespaces,
+        max_concurrent_reconciles = flags.max_concurrent_reconciles,
+        "setting up controllers"
+    );
+
+    // Cancelled once this replica may run the controllers: at once without leader election.
+    let elected = CancellationToken::new();
+    // Every controller task holds a sender; the receiver sees the channel close once all of them
+    // have ended, which is when the leader may release its Lease.
+    let (running, mut all_stopped) = mpsc::channel::<()>(1);
+    match leader_election {
+        Some(config) => {
+            // Standbys are ready: they only wait for leadership (as in controller-runtime).
+            readiness.set_standby(true);
+            let elector = LeaderElector::new(client.clone(), config).with_events(client);
+            let on_elected = {
+                let (elected, readiness) = (elected.clone(), readiness.clone());
+                move || {
+                    tracing::info!("became the leader, starting controllers");
+                    readiness.set_standby(false);
+                    elected.cancel();
+                }
+            };
+            let stopped = async move {
+                all_stopped.recv().await;
+            };
+            let shutdown = shutdown.clone();
+            tasks.spawn(async move {
+                let result = leader::run(elector, shutdown, on_elected, stopped).await;
+                (
+                    "leader election".to_owned(),
+                    result.map_err(anyhow::Error::from),
+                )
+            });
+        }
+        None => elected.cancel(),
+    }
+
+    for setup in controllers {
+        let name = format!("controller {}", setup.name);
+        let controller = (setup.setup)(&shared);
+        let (elected, shutdown, running) = (elected.clone(), shutdown.clone(), running.clone());
+        tasks.spawn(async move {
+            let _running = running;
+            // The controller future is lazy: nothing watches or reconciles before it is polled.
+            let result = tokio::select! {
+                () = shutdown.cancelled() => Ok(()),
+                () = elected.cancelled() => controller.await,
+            };
+            (name, result)
+        });
+    }
+    drop(running);
+    // Every controller has registered with `readiness` during setup; from now on `/readyz` only
+    // waits for their caches.
+    readiness.mark_started();
+
+    supervise(tasks, &shutdown).await
+}
+
+/// The leader election settings from the flags, with the Lease in the pod's namespace unless
+/// `--leader-election-namespace` says otherwise.
+fn leader_election_config(flags: &Flags) -> Result<LeaderElectionConfig, LeaderElectionError> {
+    let namespace = match &flags.leader_election_namespace {
+        Some(namespace) => namespace.clone(),
+        None => leader::pod_namespace()?,
+    };
+    let config = LeaderElectionConfig {
+        lease_duration: flags.leader_election_lease_duration,
+        renew_deadline: flags.leader_election_renew_deadline,
+        retry_period: flags.leader_election_retry_period,
+        ..LeaderElectionConfig::new(&flags.leader_election_id, namespace, leader::identity())
+    };
+    config.validate()?;
+    Ok(config)
+}
+
+/// The webhook server settings from the flags.
+fn webhook_config(flags: &Flags) -> WebhookServerConfig {
+    WebhookServerConfig {
+        address: std::net::SocketAddr::from(([0, 0, 0, 0], flags.webhook_port)),
+        cert_dir: flags
+            .webhook_cert_path
+            .clone()
+            .unwrap_or_else(crate::webhook::server::default_cert_dir),
+        cert_name: flags.webhook_cert_name.clone(),
+        key_name: flags.webhook_cert_key.clone(),
+        enable_http2: flags.enable_http2,
+    }
+}
+
+/// The metrics server settings from the flags.
+fn metrics_options(flags: &Flags) -> MetricsOptions {
+    MetricsOptions {
+        secure: flags.metrics_secure,
+        enable_http2: flags.enable_http2,
+        cert_files: flags
+            .metrics_cert_path
+            .as_deref()
+            .map(|dir| CertFiles::new(dir, &flags.metrics_cert_name, &flags.metrics_cert_key)),
+    }
+}
+
+/// What each task of the manager returns: its name for messages, and how it ended.
+type TaskResult = (String, anyhow::Result<()>);
+
+/// Waits for all tasks to finish after shutdown, which starts on a signal or as soon as a task
+/// fails or stops on its own (tasks are meant to run until shutdown). Returns the first failure.
+async fn supervise(
+    mut tasks: JoinSet<TaskResult>,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<()> {
+    // Once shutdown starts, the remaining tasks get a deadline.
+    let deadline = shutdown_deadline(shutdown);
+    tokio::pin!(deadline);
+    let mut first_error = None;
+    loop {
+        let next = tokio::select! {
+            next = tasks.join_next() => next,
+            () = &mut deadline => {
+                tasks.abort_all();
+                return Err(first_error.unwrap_or_else(|| {
+                    anyhow!("graceful shutdown took longer than {GRACEFUL_SHUTDOWN_TIMEOUT:?}")
+                }));
+            }
+        };
+        let Some(joined) = next else {
+            if shutdown.is_cancelled() {
+                break;
+            }
+            // Nothing to run (no controllers, probes disabled): idle until asked to stop.
+            shutdown.cancelled().await;
+            continue;
+        };
+        let (task, result) = match joined {
+            Ok(finished) => finished,
+            // The task panicked (the panic message is already logged) or was aborted.
+            Err(join_error) => ("a task".to_owned(), Err(anyhow!(join_error))),
+        };
+        if let Err(error) = &result
+            && error
+                .downcast_ref::<LeaderElectionError>()
+                .is_some_and(LeaderElectionError::is_lost)
+        {
+            // Another replica may be reconciling already: stop at once, like controller-runtime
+            // (which skips the graceful shutdown when leadership is lost), and exit with an error so
+            // that Kubernetes restarts this pod as a standby.
+            tracing::error!("{error:#}; stopping at once");
+            shutdown.cancel();
+            tasks.abort_all();
+            return result.map_err(|error| error.context(format!("{task} failed")));
+        }
+        let failure = match result {
+            Err(error) => Some(error.context(format!("{task} failed"))),
+            Ok(()) if !shutdown.is_cancelled() => Some(anyhow!("{task} stopped unexpectedly")),
+            Ok(()) => None,
+        };
+        if let Some(error) = failure {
+            tracing::error!("{error:#}; shutting down");
+            shutdown.cancel();
+            first_error.get_or_insert(error);
+        }
+    }
+
+    match first_error {
+        Some(error) => Err(error),
+        None => {
+            tracing::info!("shutdown complete");
+            Ok(())
+        }
+    }
+}
+
+/// Completes [`GRACEFUL_SHUTDOWN_TIMEOUT`] after shutdown has started.
+async fn shutdown_deadline(shutdown: &CancellationToken) {
+    shutdown.cancelled().await;
+    tokio::time::sleep(GRACEFUL_SHUTDOWN_TIMEOUT).await;
+}

@@ -1,0 +1,743 @@
+//! The webhook server: HTTPS on `--webhook-port` (9443), like controller-runtime's webhook server.
+//!
+//! - The certificate and key are PEM files in `--webhook-cert-path` (`--webhook-cert-name`,
+//!   `--webhook-cert-key`); in the cluster, cert-manager writes them into the Secret that
+//!   `config/default/manager_webhook_patch.yaml` mounts. They are re-read when they change, so a
+//!   renewed certificate is served without a restart.
+//! - HTTP/2 is refused unless `--enable-http2` is set (ALPN offers only `http/1.1` and the server
+//!   speaks only HTTP/1), because of the HTTP/2 "Stream Cancellation" and "Rapid Reset" CVEs.
+//! - Requests are limited to [`MAX_REQUEST_BYTES`]; bodies that are too large or not JSON are
+//!   answered with 413 or 400 and a message, never with a crash.
+//! - TLS uses rustls with the ring crypto provider, the one kube's client already uses.
+
+use std::collections::BTreeSet;
+use std::convert::Infallible;
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::DefaultBodyLimit;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::post;
+use axum_server::Handle;
+use axum_server::tls_rustls::RustlsConfig;
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::Webhook;
+use super::admission::AdmissionWebhook;
+use super::conversion::{CONVERT_PATH, Converter};
+
+/// The default of `--webhook-port`.
+pub const DEFAULT_PORT: u16 = 9443;
+
+/// The largest request accepted, like controller-runtime: the API server's limit for an object
+/// is 3 MiB, and an update review carries the object twice.
+pub const MAX_REQUEST_BYTES: usize = 7 * 1024 * 1024;
+
+/// How often the certificate files are checked for changes. cert-manager renews certificates
+/// well before they expire, so this only has to be much shorter than that margin.
+const CERT_RELOAD_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How long open requests may take to finish once shutdown starts: the API server gives up on a
+/// webhook after 10 s by default.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How the webhook server serves, from the manager's `--webhook-*` and `--enable-http2` flags.
+///
+/// [`WebhookServerConfig::default`] is what the flags default to; the manager overrides the
+/// fields that flags set:
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use std::path::PathBuf;
+///
+/// use operator_rs_runtime::webhook::WebhookServerConfig;
+///
+/// let cert_dir: Option<PathBuf> = None; // --webhook-cert-path
+/// let config = WebhookServerConfig {
+///     address: SocketAddr::from(([0, 0, 0, 0], 9443)), // --webhook-port
+///     cert_dir: cert_dir.unwrap_or_else(|| WebhookServerConfig::default().cert_dir),
+///     ..WebhookServerConfig::default()
+/// };
+/// assert!(config.cert_path().ends_with("k8s-webhook-server/serving-certs/tls.crt"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookServerConfig {
+    /// Where to listen: all interfaces on `--webhook-port`.
+    pub address: SocketAddr,
+    /// The folder with the certificate and key (`--webhook-cert-path`).
+    pub cert_dir: PathBuf,
+    /// The certificate's file name in `cert_dir` (`--webhook-cert-name`), a PEM chain, leaf first.
+    pub cert_name: String,
+    /// The private key's file name in `cert_dir` (`--webhook-cert-key`), PEM.
+    pub key_name: String,
+    /// Allow HTTP/2 (`--enable-http2`).
+    pub enable_http2: bool,
+}
+
+impl Default for WebhookServerConfig {
+    /// controller-runtime's defaults: port 9443 and the certificate in
+    /// `<temp dir>/k8s-webhook-server/serving-certs/tls.{crt,key}`, where
+    /// `config/default/manager_webhook_patch.yaml` mounts it.
+    fn default() -> Self {
+        WebhookServerConfig {
+            address: SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)),
+            cert_dir: default_cert_dir(),
+            cert_name: "tls.crt".to_owned(),
+            key_name: "tls.key".to_owned(),
+            enable_http2: false,
+        }
+    }
+}
+
+/// controller-runtime's default certificate folder, `<temp dir>/k8s-webhook-server/serving-certs`.
+pub fn default_cert_dir() -> PathBuf {
+    std::env::temp_dir()
+        .join("k8s-webhook-server")
+        .join("serving-certs")
+}
+
+impl WebhookServerConfig {
+    /// The path of the certificate file.
+    pub fn cert_path(&self) -> PathBuf {
+        self.cert_dir.join(&self.cert_name)
+    }
+
+    /// The path of the private key file.
+    pub fn key_path(&self) -> PathBuf {
+        self.cert_dir.join(&self.key_name)
+    }
+}
+
+/// Why the webhook server cannot start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// A certificate or key file cannot be read.
+    #[error(
+        "cannot read {path}: {source}; the webhooks need a serving certificate (in the cluster, \
+         cert-manager provides it: see config/certmanager), or set ENABLE_WEBHOOKS=false to run \
+         without webhooks"
+    )]
+    ReadCertificate {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: io::Error,
+    },
+    /// The certificate or key files do not hold a usable certificate and key.
+    #[error("invalid certificate or key in {cert} and {key}: {reason}")]
+    InvalidCertificate {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// What is wrong with them.
+        reason: String,
+    },
+    /// Two webhooks want the same path, or a path is invalid.
+    #[error("invalid webhook routes: {0}")]
+    Routes(String),
+    /// The address cannot be listened on.
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        /// The address.
+        address: SocketAddr,
+        /// What went wrong.
+        source: io::Error,
+    },
+    /// The server failed while serving.
+    #[error("the webhook server failed: {0}")]
+    Serve(#[source] io::Error),
+}
+
+/// A webhook server that listens and has loaded its certificate, ready to [`serve`](Self::serve).
+#[derive(Debug)]
+pub struct WebhookServer {
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    router: Router,
+    tls: RustlsConfig,
+    cert_files: CertFiles,
+    loaded: (Vec<u8>, Vec<u8>),
+    enable_http2: bool,
+}
+
+impl WebhookServer {
+    /// Loads the certificate, checks the webhooks' paths (see [`check_routes`]) and starts
+    /// listening, so that every configuration problem shows at startup; requests wait until
+    /// [`serve`](Self::serve).
+    pub fn bind(config: &WebhookServerConfig, webhooks: Vec<Webhook>) -> Result<Self, ServerError> {
+        let router = router(webhooks)?;
+        let cert_files = CertFiles {
+            cert: config.cert_path(),
+            key: config.key_path(),
+        };
+        let loaded = cert_files.read()?;
+        let tls_config = cert_files.server_config(&loaded, config.enable_http2)?;
+        let tls = RustlsConfig::from_config(Arc::new(tls_config));
+        let bind_error = |source| ServerError::Bind {
+            address: config.address,
+            source,
+        };
+        let listener = TcpListener::bind(config.address).map_err(bind_error)?;
+        listener.set_nonblocking(true).map_err(bind_error)?;
+        let local_addr = listener.local_addr().map_err(bind_error)?;
+        Ok(WebhookServer {
+            listener,
+            local_addr,
+            router,
+            tls,
+            cert_files,
+            loaded,
+            enable_http2: config.enable_http2,
+        })
+    }
+
+    /// The address the server listens on (with the actual port when the configured one is 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until `shutdown` is cancelled, then lets open requests finish (at most 10 s).
+    pub async fn serve(self, shutdown: CancellationToken) -> Result<(), ServerError> {
+        let handle = Handle::new();
+        let mut server = axum_server::from_tcp_rustls(self.listener, self.tls.clone())
+            .map_err(ServerError::Serve)?
+            .handle(handle.clone());
+        if !self.enable_http2 {
+            server = server.http1_only();
+        }
+        tracing::info!(address = %self.local_addr, "serving webhooks");
+        let serving = server.serve(self.router.into_make_service());
+        let reloading = reload_on_change(
+            self.tls,
+            self.cert_files,
+            self.loaded,
+            self.enable_http2,
+            CERT_RELOAD_INTERVAL,
+        );
+        // Only `serving` ever completes; the other two run alongside it and stop with it.
+        tokio::select! {
+            served = serving => served.map_err(ServerError::Serve),
+            never = reloading => match never {},
+            never = stop_on(shutdown, handle) => match never {},
+        }
+    }
+}
+
+/// Starts the graceful shutdown of the server when `shutdown` is cancelled.
+async fn stop_on(shutdown: CancellationToken, handle: Handle<SocketAddr>) -> Infallible {
+    shutdown.cancelled().await;
+    handle.graceful_shutdown(Some(SHUTDOWN_GRACE));
+    std::future::pending().await
+}
+
+/// The certificate and key files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct CertFiles {
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+impl CertFiles {
+    /// Reads both files; the bytes tell later whether they changed.
+    fn read(&self) -> Result<(Vec<u8>, Vec<u8>), ServerError> {
+        let read = |path: &Path| {
+            std::fs::read(path).map_err(|source| ServerError::ReadCertificate {
+                path: path.to_owned(),
+                source,
+            })
+        };
+        Ok((read(&self.cert)?, read(&self.key)?))
+    }
+
+    /// The rustls configuration that serves the certificate and key in `pem`.
+    fn server_config(
+        &self,
+        (cert, key): &(Vec<u8>, Vec<u8>),
+        enable_http2: bool,
+    ) -> Result<rustls::ServerConfig, ServerError> {
+        let invalid = |reason: String| ServerError::InvalidCertificate {
+            cert: self.cert.clone(),
+            key: self.key.clone(),
+            reason,
+        };
+        let chain = CertificateDer::pem_slice_iter(cert)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|error| invalid(format!("cannot parse the certificate: {error}")))?;
+        if chain.is_empty() {
+            return Err(invalid("no certificate in the certificate file".to_owned()));
+        }
+        let key = PrivateKeyDer::from_pem_slice(key)
+            .map_err(|error| invalid(format!("cannot parse the private key: {error}")))?;
+        // The ring provider explicitly: kube's client uses it, and relying on the process-wide
+        // default would panic if a dependency ever enabled a second provider.
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|error| invalid(error.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .map_err(|error| invalid(error.to_string()))?;
+        config.alpn_protocols = if enable_http2 {
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        } else {
+            vec![b"http/1.1".to_vec()]
+        };
+        Ok(config)
+    }
+}
+
+/// Polls the certificate files and swaps in the new certificate when they change. A broken
+/// update (say, the key written before the certificate) is logged, and the previous certificate
+/// stays in use until the files are consistent again.
+async fn reload_on_change(
+    tls: RustlsConfig,
+    files: CertFiles,
+    mut loaded: (Vec<u8>, Vec<u8>),
+    enable_http2: bool,
+    interval: Duration,
+) -> Infallible {
+    let mut ticks = tokio::time::interval(interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let current = match files.read() {
+            Ok(current) if current != loaded => current,
+            Ok(_) => continue,
+            Err(error) => {
+                tracing::error!(%error, "cannot re-read the webhook certificate");
+                continue;
+            }
+        };
+        match files.server_config(&current, enable_http2) {
+            Ok(config) => {
+                tls.reload_from_config(Arc::new(config));
+                tracing::info!(cert = %files.cert.display(), "reloaded the webhook certificate");
+                loaded = current;
+            }
+            Err(error) => tracing::error!(%error, "keeping the previous webhook certificate"),
+        }
+    }
+}
+
+/// Checks that `webhooks` can be served together: every admission webhook has a path of its
+/// own that starts with `/` and holds no braces, `*`, `?` or `#` (and is not [`CONVERT_PATH`]),
+/// and no kind has two conversion webhooks.
+///
+/// [`WebhookServer::bind`] and [`router`] check this, and so does `make manifests`
+/// ([`crate::manifests::Manifests::render`]), so that a conflict shows before deploying.
+pub fn check_routes(webhooks: &[Webhook]) -> Result<(), ServerError> {
+    let mut paths = BTreeSet::new();
+    let mut converters: Vec<&Converter> = Vec::new();
+    for webhook in webhooks {
+        match webhook {
+            Webhook::Admission(webhook) => {
+                let path = webhook.registration().path;
+                if !path.starts_with('/') || path.contains(['{', '}', '*', '?', '#']) {
+                    return Err(ServerError::Routes(format!(
+                        "webhook {}: path {path:?} must start with / and hold no braces, *, ? or #",
+                        webhook.registration().name
+                    )));
+                }
+                if path == CONVERT_PATH || !paths.insert(path) {
+                    return Err(ServerError::Routes(format!(
+                        "webhook {}: path {path} is taken by another webhook",
+                        webhook.registration().name
+                    )));
+                }
+            }
+            Webhook::Conversion(converter) => {
+                let taken = converters
+                    .iter()
+                    .any(|c| c.group() == converter.group() && c.kind() == converter.kind());
+                if taken {
+                    return Err(ServerError::Routes(format!(
+                        "kind {} of group {} has two conversion webhooks",
+                        converter.kind(),
+                        converter.group()
+                    )));
+                }
+                converters.push(converter);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The routes of `webhooks`: one per admission webhook, plus [`CONVERT_PATH`] for every
+/// conversion webhook, and a 404 with a message for every other path. Fails on paths that are
+/// invalid or taken twice (see [`check_routes`]; axum would panic).
+///
+/// [`WebhookServer`] serves this router over HTTPS; tests can call it directly, e.g. with
+/// `tower::ServiceExt::oneshot`.
+pub fn router(webhooks: Vec<Webhook>) -> Result<Router, ServerError> {
+    check_routes(&webhooks)?;
+    let mut router = Router::new();
+    let mut converters: Vec<Converter> = Vec::new();
+    for webhook in webhooks {
+        match webhook {
+            Webhook::Admission(webhook) => {
+                let path = webhook.registration().path;
+                let webhook = Arc::new(webhook);
+                router = router.route(path, post(move |body| admit(webhook, body)));
+            }
+            Webhook::Conversion(converter) => converters.push(converter),
+        }
+    }
+    if !converters.is_empty() {
+        let converters = Arc::new(converters);
+        router = router.route(CONVERT_PATH, post(move |body| convert(converters, body)));
+    }
+    Ok(router
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES)))
+}
+
+/// Serves an admission webhook.
+async fn admit(webhook: Arc<AdmissionWebhook>, body: Result<Bytes, BytesRejection>) -> Response {
+    let review = match json_body(body) {
+        Ok(review) => review,
+        Err(error) => return error.into_response(),
+    };
+    let response = webhook.admit(&review);
+    tracing::debug!(
+        webhook = webhook.registration().name,
+        uid = %response.uid,
+        allowed = response.allowed,
+        patched = response.patch.is_some(),
+        reason = %response.result.message,
+        "admission review"
+    );
+    Json(response.into_review()).into_response()
+}
+
+/// Serves the conversion webhook.
+async fn convert(converters: Arc<Vec<Converter>>, body: Result<Bytes, BytesRejection>) -> Response {
+    match json_body(body) {
+        Ok(review) => Json(super::conversion::review(&converters, &review)).into_response(),
+        Err(error) => error.into_response(),
+    }
+}
+
+/// The request body as JSON, or the status and message to answer with: 413 when the body is too
+/// large, 400 when it is not JSON. (The API server always sends JSON; this is for humans with
+/// curl.)
+fn json_body(body: Result<Bytes, BytesRejection>) -> Result<Value, (StatusCode, String)> {
+    let body = body.map_err(|rejection| (rejection.status(), rejection.body_text()))?;
+    serde_json::from_slice(&body).map_err(|error| {
+        let message = format!("the request body is not JSON: {error}\n");
+        (StatusCode::BAD_REQUEST, message)
+    })
+}
+
+/// Answers requests for paths without a webhook.
+async fn not_found(uri: Uri) -> Response {
+    let message = format!("no webhook is served at {}\n", uri.path());
+    (StatusCode::NOT_FOUND, message).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use axum::body::Body;
+    use axum::http::{Method, Request, header};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+    use kube::core::admission::{AdmissionRequest, AdmissionReview, Operation};
+    use kube::core::conversion::ConversionReview;
+    use kube::core::{DynamicObject, TypeMeta};
+    use serde_json::json;
+    use tower::ServiceExt as _;
+
+    use super::*;
+    use crate::webhook::admission::testing::review;
+    use crate::webhook::admission::{Defaulter, Denial, FailurePolicy, Registration};
+
+    /// Labels every ConfigMap `defaulted: "true"`.
+    struct LabelDefaulter;
+
+    impl Defaulter<ConfigMap> for LabelDefaulter {
+        fn apply_defaults(
+            &self,
+            config_map: &mut ConfigMap,
+            _request: &AdmissionRequest<ConfigMap>,
+        ) -> Result<(), Denial> {
+            let labels = config_map.metadata.labels.get_or_insert_default();
+            labels.insert("defaulted".to_owned(), "true".to_owned());
+            Ok(())
+        }
+    }
+
+    const PATH: &str = "/mutate--v1-configmap";
+
+    fn webhooks() -> Vec<Webhook> {
+        let registration = Registration {
+            name: "mconfigmap-v1.kb.io",
+            path: PATH,
+            operations: &[Operation::Create],
+            failure_policy: FailurePolicy::Fail,
+        };
+        vec![Webhook::defaulting(registration, LabelDefaulter)]
+    }
+
+    fn config_map() -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("settings".to_owned()),
+                namespace: Some("default".to_owned()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    fn post_request(path: &str, body: impl Into<Body>) -> Request<Body> {
+        Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body.into())
+            .unwrap()
+    }
+
+    async fn call(router: Router, request: Request<Body>) -> (StatusCode, Bytes) {
+        let response = router.oneshot(request).await.unwrap();
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, body)
+    }
+
+    #[tokio::test]
+    async fn serves_admission_reviews() {
+        let body = review(Operation::Create, Some(&config_map()), None).to_string();
+        let (status, body) = call(router(webhooks()).unwrap(), post_request(PATH, body)).await;
+        assert_eq!(status, StatusCode::OK);
+        let review: AdmissionReview<DynamicObject> = serde_json::from_slice(&body).unwrap();
+        let response = review.response.unwrap();
+        assert!(response.allowed);
+        assert!(response.patch.is_some());
+    }
+
+    #[tokio::test]
+    async fn answers_bad_requests_with_a_message() {
+        let router = router(webhooks()).unwrap();
+        let (status, body) = call(router.clone(), post_request(PATH, "{not json")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(String::from_utf8_lossy(&body).contains("not JSON"));
+
+        let too_large = vec![b' '; MAX_REQUEST_BYTES + 1];
+        let (status, _) = call(router.clone(), post_request(PATH, too_large)).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+
+        let (status, body) = call(router.clone(), post_request("/nothing", "{}")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(String::from_utf8_lossy(&body).contains("/nothing"));
+
+        // JSON that is not a review is an AdmissionReview error, which the API server shows.
+        let (status, body) = call(router, post_request(PATH, "{}")).await;
+        assert_eq!(status, StatusCode::OK);
+        let review: AdmissionReview<DynamicObject> = serde_json::from_slice(&body).unwrap();
+        assert!(!review.response.unwrap().allowed);
+    }
+
+    #[tokio::test]
+    async fn serves_conversions_only_when_a_kind_converts() {
+        let (status, _) = call(
+            router(webhooks()).unwrap(),
+            post_request(CONVERT_PATH, "{}"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn refuses_conflicting_routes() {
+        let twice = webhooks().into_iter().chain(webhooks()).collect();
+        assert!(matches!(router(twice), Err(ServerError::Routes(_))));
+
+        let registration = Registration {
+            name: "bad",
+            path: "mutate",
+            operations: &[Operation::Create],
+            failure_policy: FailurePolicy::Ignore,
+        };
+        let bad = vec![Webhook::defaulting(registration, LabelDefaulter)];
+        assert!(matches!(router(bad), Err(ServerError::Routes(_))));
+    }
+
+    /// A certificate for `localhost` and 127.0.0.1, written to a fresh folder.
+    struct TestCert {
+        dir: PathBuf,
+        cert_pem: String,
+    }
+
+    impl TestCert {
+        fn new(name: &str) -> Self {
+            let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+            let certified = rcgen::generate_simple_self_signed(names).unwrap();
+            let dir = std::env::temp_dir()
+                .join(format!("webhook-server-test-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let cert_pem = certified.cert.pem();
+            std::fs::write(dir.join("tls.crt"), &cert_pem).unwrap();
+            std::fs::write(dir.join("tls.key"), certified.signing_key.serialize_pem()).unwrap();
+            TestCert { dir, cert_pem }
+        }
+
+        fn config(&self) -> WebhookServerConfig {
+            WebhookServerConfig {
+                address: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+                cert_dir: self.dir.clone(),
+                ..WebhookServerConfig::default()
+            }
+        }
+    }
+
+    impl Drop for TestCert {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    #[test]
+    fn offers_http2_only_when_enabled() {
+        let cert = TestCert::new("alpn");
+        let files = CertFiles {
+            cert: cert.config().cert_path(),
+            key: cert.config().key_path(),
+        };
+        let pem = files.read().unwrap();
+        let http1 = files.server_config(&pem, false).unwrap();
+        assert_eq!(http1.alpn_protocols, [b"http/1.1".to_vec()]);
+        let http2 = files.server_config(&pem, true).unwrap();
+        assert_eq!(http2.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
+    }
+
+    #[test]
+    fn reports_missing_and_invalid_certificates() {
+        let cert = TestCert::new("invalid");
+        let mut config = cert.config();
+        config.cert_name = "missing.crt".to_owned();
+        let error = WebhookServer::bind(&config, webhooks()).unwrap_err();
+        assert!(
+            matches!(error, ServerError::ReadCertificate { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("ENABLE_WEBHOOKS=false"));
+
+        std::fs::write(cert.dir.join("tls.crt"), "not a certificate").unwrap();
+        let error = WebhookServer::bind(&cert.config(), webhooks()).unwrap_err();
+        assert!(
+            matches!(error, ServerError::InvalidCertificate { .. }),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn reloads_a_renewed_certificate() {
+        let cert = TestCert::new("reload");
+        let config = cert.config();
+        let files = CertFiles {
+            cert: config.cert_path(),
+            key: config.key_path(),
+        };
+        let loaded = files.read().unwrap();
+        let tls = RustlsConfig::from_config(Arc::new(files.server_config(&loaded, false).unwrap()));
+        let before = tls.get_inner();
+        let reloading = tokio::spawn(reload_on_change(
+            tls.clone(),
+            files,
+            loaded,
+            false,
+            Duration::from_millis(20),
+        ));
+
+        // A half-written update keeps the old certificate; the complete one replaces it.
+        std::fs::write(config.cert_path(), "garbage").unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(Arc::ptr_eq(&before, &tls.get_inner()));
+        let renewed = TestCert::new("reload-renewed");
+        std::fs::copy(renewed.dir.join("tls.crt"), config.cert_path()).unwrap();
+        std::fs::copy(renewed.dir.join("tls.key"), config.key_path()).unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!Arc::ptr_eq(&before, &tls.get_inner()));
+        reloading.abort();
+    }
+
+    /// A kube client that trusts the test certificate, as the API server trusts the CA bundle.
+    fn client(cert: &TestCert, address: SocketAddr) -> kube::Client {
+        let url = format!("https://{address}").parse().unwrap();
+        let mut config = kube::Config::new(url);
+        let der = CertificateDer::from_pem_slice(cert.cert_pem.as_bytes()).unwrap();
+        config.root_cert = Some(vec![der.to_vec()]);
+        kube::Client::try_from(config).unwrap()
+    }
+
+    /// The whole path: TLS, routing, admission and conversion, and graceful shutdown.
+    #[tokio::test]
+    async fn serves_reviews_over_https_until_shutdown() {
+        let cert = TestCert::new("https");
+        let mut all = webhooks();
+        all.push(Webhook::conversion(Converter::new::<ConfigMap>(vec![])));
+        let server = WebhookServer::bind(&cert.config(), all).unwrap();
+        let address = server.local_addr();
+        let shutdown = CancellationToken::new();
+        let serving = tokio::spawn(server.serve(shutdown.clone()));
+        let client = client(&cert, address);
+
+        let admission = review(Operation::Create, Some(&config_map()), None);
+        let answer: AdmissionReview<DynamicObject> = client
+            .request(json_request(PATH, &admission))
+            .await
+            .unwrap();
+        let response = answer.response.unwrap();
+        assert!(response.allowed);
+        assert!(response.patch.is_some());
+
+        let conversion = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {"uid": "9", "desiredAPIVersion": "v1", "objects": [config_map()]},
+        });
+        let answer: ConversionReview = client
+            .request(json_request(CONVERT_PATH, &conversion))
+            .await
+            .unwrap();
+        let response = answer.response.unwrap();
+        assert!(response.result.is_success(), "{:?}", response.result);
+        assert_eq!(response.converted_objects.len(), 1);
+        assert_eq!(
+            answer.types,
+            TypeMeta {
+                api_version: "apiextensions.k8s.io/v1".to_owned(),
+                kind: "ConversionReview".to_owned(),
+            }
+        );
+
+        shutdown.cancel();
+        let stopped = tokio::time::timeout(Duration::from_secs(15), serving).await;
+        assert!(matches!(stopped, Ok(Ok(Ok(())))), "{stopped:?}");
+    }
+
+    fn json_request(path: &str, body: &Value) -> Request<Vec<u8>> {
+        Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body.to_string().into_bytes())
+            .unwrap()
+    }
+}

@@ -1,0 +1,22 @@
+{{ rust_header }}//! Webhooks: admission webhooks that default and validate objects as the API server admits them,
+//! and conversion webhooks that convert custom resources between their versions.
+//!
+//! `operator-rs create webhook` adds one module per kind with webhooks
+//! (`src/webhook/{% if multigroup %}<group>/{% endif %}<version>/<kind>/`, one file per webhook) and lists
+//! its webhooks below. The manager serves them over HTTPS (not at all while the list is empty),
+//! and `make manifests` registers them with the API server in `config/webhook/manifests.yaml`.
+//! Set `ENABLE_WEBHOOKS=false` to run the manager without them, e.g. `make run` on your machine,
+//! which the API server cannot call back.
+
+pub use operator_rs_runtime::webhook::Webhook;
+
+// One module per API {% if multigroup %}group{% else %}version{% endif %} with webhooks; `operator-rs create webhook` adds them.
+// +operator-rs:scaffold:webhook-modules
+
+/// Every webhook of this operator.
+pub fn webhooks() -> Vec<Webhook> {
+    let kinds: Vec<Vec<Webhook>> = vec![
+        // +operator-rs:scaffold:webhooks
+    ];
+    kinds.into_iter().flatten().collect()
+}
