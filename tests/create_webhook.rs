@@ -528,3 +528,16 @@ fn a_deleted_marker_is_reported_and_nothing_changes() {
         &["src/webhook/mod.rs", "+operator-rs:scaffold:webhooks"],
     );
 }
+
+/// The license header goes on top of every Rust file `create webhook` writes, so a header that is
+/// not plain comments would give files that do not compile: refused, like `create api` does.
+#[test]
+fn a_license_header_that_is_not_comments_is_refused() {
+    let (_tmp, dir) = scaffold("crew-operator", &[], &WEBHOOKS_SEQUENCE[..1]);
+    std::fs::write(dir.join("hack/boilerplate.rs.txt"), "Copyright Acme\n").unwrap();
+    assert_refused(
+        &dir,
+        &webhook("--group crew --version v1 --kind Captain --defaulting"),
+        &["hack/boilerplate.rs.txt"],
+    );
+}

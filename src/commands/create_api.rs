@@ -678,13 +678,6 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     }
 
     let boilerplate_text = read_boilerplate(dir)?;
-    crate::boilerplate::check_header(&boilerplate_text).map_err(|problem| {
-        anyhow::anyhow!(
-            "{} {problem}; it goes on top of every generated Rust file: correct it, or delete it to \
-             write no header",
-            crate::context::BOILERPLATE_FILE
-        )
-    })?;
     let ctx = context(
         &project,
         &boilerplate_text,

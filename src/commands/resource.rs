@@ -111,12 +111,21 @@ pub(crate) fn find_builtin(
     }
 }
 
+/// The license header of the project (empty when there is none), checked: it goes on top of every
+/// generated Rust file, so it must be comment lines only.
 pub(crate) fn read_boilerplate(dir: &Path) -> Result<String> {
-    match std::fs::read_to_string(dir.join(BOILERPLATE_FILE)) {
-        Ok(text) => Ok(text),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(err) => Err(err).with_context(|| format!("reading {BOILERPLATE_FILE}")),
-    }
+    let text = match std::fs::read_to_string(dir.join(BOILERPLATE_FILE)) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(err).with_context(|| format!("reading {BOILERPLATE_FILE}")),
+    };
+    crate::boilerplate::check_header(&text).map_err(|problem| {
+        anyhow::anyhow!(
+            "{BOILERPLATE_FILE} {problem}; it goes on top of every generated Rust file: correct it, \
+             or delete it to write no header"
+        )
+    })?;
+    Ok(text)
 }
 
 pub(crate) fn render_rows(

@@ -254,11 +254,18 @@ impl Plan {
 
     /// Plans inserting `fragment` above marker `marker` in `path` (a no-op if it is there).
     pub fn insert(&mut self, path: &str, marker: &str, fragment: &str) -> Result<()> {
+        let fragment = if path.ends_with(".rs") && is_long_items(fragment) {
+            // A long kind or group name can push a `pub use` line past rustfmt's width; rustfmt
+            // wraps it, so `cargo fmt --check` passes on the project. (Rare: its own process.)
+            rustfmt::format_all(&self.root, vec![fragment.to_string()]).remove(0)
+        } else {
+            fragment.to_string()
+        };
         self.marker_edit(
             path,
             MarkerEdit::Insert {
                 marker: marker.to_string(),
-                fragment: fragment.to_string(),
+                fragment: fragment.trim_end_matches('\n').to_string(),
             },
         )
     }
@@ -335,6 +342,20 @@ impl Plan {
 fn format_one(root: &Path, text: &str) -> String {
     let mut formatted = rustfmt::format_all(root, vec![text.to_string()]);
     formatted.pop().unwrap_or_else(|| text.to_string())
+}
+
+/// Whether `fragment` is top-level Rust items (`pub mod …;`, `pub use …;`) with a line longer than
+/// rustfmt's default width, which rustfmt would wrap. Other fragments (list entries inside an
+/// expression) have no layout rustfmt could change on their own.
+fn is_long_items(fragment: &str) -> bool {
+    const RUSTFMT_MAX_WIDTH: usize = 100;
+    let items = fragment
+        .lines()
+        .all(|line| line.starts_with("pub mod ") || line.starts_with("pub use "));
+    items
+        && fragment
+            .lines()
+            .any(|line| line.chars().count() > RUSTFMT_MAX_WIDTH)
 }
 
 /// Planned paths must stay inside the project: relative, no `..`, no root or drive prefix.
@@ -478,6 +499,14 @@ mod tests {
         assert_eq!(plan.read("a.rs").unwrap().unwrap(), want);
         plan.format_rust().unwrap();
         assert_eq!(plan.read("a.rs").unwrap().unwrap(), want);
+    }
+
+    #[test]
+    fn only_long_item_fragments_are_formatted() {
+        let long = format!("pub use a::{{{}, B}};", "A".repeat(100));
+        assert!(is_long_items(&long));
+        assert!(!is_long_items("pub mod a;\npub use a::{A, B};"));
+        assert!(!is_long_items(&format!("{}::CONTROLLER,", "a".repeat(120))));
     }
 
     #[test]

@@ -9,8 +9,6 @@ use std::process::ExitCode;
 
 use operator_rs_runtime::manager::{Flags, Manager};
 
-use {{ crate_name }}::{controller, webhook};
-
 /// The Lease that the manager's replicas elect their leader with (`--leader-election-id`):
 /// unique to this operator, so that it never shares a Lease with another one.
 const LEADER_ELECTION_ID: &str = "{{ leader_election_id }}";
@@ -19,8 +17,8 @@ const LEADER_ELECTION_ID: &str = "{{ leader_election_id }}";
 async fn main() -> ExitCode {
     let flags = Flags::parse_with(LEADER_ELECTION_ID);
     Manager::new(flags)
-        .controllers(controller::controllers())
-        .webhooks(webhook::webhooks())
+        .controllers({{ crate_name }}::controller::controllers())
+        .webhooks({{ crate_name }}::webhook::webhooks())
         .run()
         .await
 }
