@@ -32,6 +32,11 @@
 //!
 //! A request that the script does not expect fails the test, and so does an expected request
 //! that never comes: the script runs until the client is dropped.
+//!
+//! For tests that run whole controllers rather than one reconciliation, [`fake`] is a stateful
+//! in-memory API server that answers every request as a cluster would.
+
+pub mod fake;
 
 use std::time::Duration;
 

@@ -1,0 +1,261 @@
+//! The kinds a [`FakeApiServer`](super::FakeApiServer) serves: where their objects live in the API
+//! (group, version, plural, scope) and the parts of their schema that change how they are stored.
+
+use std::any::TypeId;
+
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Resource;
+use serde_json::Value;
+
+/// A kind that the fake API server serves, registered with
+/// [`FakeApiServer::register_kind`](super::FakeApiServer::register_kind).
+///
+/// [`Kind::of`] takes everything from a Rust type's [`Resource`] implementation;
+/// [`Kind::from_crd`] from a CustomResourceDefinition, with its schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kind {
+    /// The API group: `""` for the core group, `apps`, `cache.example.com` …
+    pub group: String,
+    /// The API version within the group: `v1`, `v1alpha1` …
+    pub version: String,
+    /// The kind: `Deployment`, `Memcached` …
+    pub kind: String,
+    /// The resource in URLs: `deployments`, `memcacheds` …
+    pub plural: String,
+    /// Whether objects of the kind live in namespaces.
+    pub namespaced: bool,
+    /// Whether the kind has the `status` subresource: then writes to the object ignore its
+    /// `status`, writes to `/status` change nothing else, and `metadata.generation` counts
+    /// changes of everything but `metadata` and `status`. Without it, status changes count too.
+    pub status_subresource: bool,
+    /// The kind's OpenAPI v3 schema (a CRD's `openAPIV3Schema`), if known: server-side apply
+    /// reads its `x-kubernetes-list-type` and `x-kubernetes-list-map-keys` to merge lists.
+    /// Without one, the fake knows the usual lists of the built-in kinds (`conditions` by `type`,
+    /// `containers` by `name` …) and treats every other list as atomic.
+    pub schema: Option<Value>,
+}
+
+impl Kind {
+    /// The kind of the Rust type `K`, with the status subresource and no schema.
+    pub fn of<K>() -> Self
+    where
+        K: Resource<DynamicType = ()>,
+        K::Scope: 'static,
+    {
+        Self {
+            group: K::group(&()).into_owned(),
+            version: K::version(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+            namespaced: TypeId::of::<K::Scope>() == TypeId::of::<NamespaceResourceScope>(),
+            status_subresource: true,
+            schema: None,
+        }
+    }
+
+    /// One kind per served version of `crd`, with its scope, its status subresource and its
+    /// schema, as the API server serves it once the CRD is installed.
+    pub fn from_crd(crd: &CustomResourceDefinition) -> Vec<Self> {
+        let spec = &crd.spec;
+        spec.versions
+            .iter()
+            .filter(|version| version.served)
+            .map(|version| Self {
+                group: spec.group.clone(),
+                version: version.name.clone(),
+                kind: spec.names.kind.clone(),
+                plural: spec.names.plural.clone(),
+                namespaced: spec.scope == "Namespaced",
+                status_subresource: version
+                    .subresources
+                    .as_ref()
+                    .is_some_and(|subresources| subresources.status.is_some()),
+                schema: version
+                    .schema
+                    .as_ref()
+                    .and_then(|schema| schema.open_api_v3_schema.as_ref())
+                    .and_then(|schema| serde_json::to_value(schema).ok()),
+            })
+            .collect()
+    }
+
+    /// `apps/v1`, or `v1` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// Where the kind's objects are stored and watched.
+    pub(super) fn resource(&self) -> ResourceKey {
+        ResourceKey {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            plural: self.plural.clone(),
+        }
+    }
+
+    /// `deployments.apps`, as the API server names a resource in its messages.
+    pub(super) fn qualified_plural(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+}
+
+/// The kinds every fake API server serves from the start: those an operator's controllers,
+/// leader election and Event recorder touch.
+pub(super) fn built_in() -> Vec<Kind> {
+    use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::api::core::v1::{
+        ConfigMap, Event as CoreEvent, Namespace, PersistentVolumeClaim, Pod, Secret, Service,
+        ServiceAccount,
+    };
+    use k8s_openapi::api::events::v1::Event;
+    vec![
+        Kind::of::<Deployment>(),
+        Kind::of::<StatefulSet>(),
+        Kind::of::<DaemonSet>(),
+        Kind::of::<ReplicaSet>(),
+        Kind::of::<Event>(),
+        Kind::of::<CoreEvent>(),
+        Kind::of::<ConfigMap>(),
+        Kind::of::<Secret>(),
+        Kind::of::<Pod>(),
+        Kind::of::<Service>(),
+        Kind::of::<ServiceAccount>(),
+        Kind::of::<PersistentVolumeClaim>(),
+        Kind::of::<Namespace>(),
+        Kind::of::<Lease>(),
+    ]
+}
+
+/// The part of a URL that names a collection: `apps`, `v1`, `deployments`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct ResourceKey {
+    pub(super) group: String,
+    pub(super) version: String,
+    pub(super) plural: String,
+}
+
+/// How server-side apply merges a list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum ListType {
+    /// Replaced as a whole, owned as one field.
+    Atomic,
+    /// A map keyed by these fields of its items (`x-kubernetes-list-type: map`).
+    Map(Vec<String>),
+    /// A set of scalars (`x-kubernetes-list-type: set`).
+    Set,
+}
+
+/// The lists of the built-in kinds that are not atomic, by field name, for kinds without a
+/// schema and for `metadata` (which CRD schemas leave out).
+fn well_known_list(field: &str) -> ListType {
+    let keys = |keys: &[&str]| ListType::Map(keys.iter().map(|k| (*k).to_owned()).collect());
+    match field {
+        "conditions" => keys(&["type"]),
+        "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "env" => {
+            keys(&["name"])
+        }
+        "volumeMounts" => keys(&["mountPath"]),
+        "ownerReferences" => keys(&["uid"]),
+        "finalizers" => ListType::Set,
+        _ => ListType::Atomic,
+    }
+}
+
+impl Kind {
+    /// How the list at `path` (field names; `None` for a list item) is merged.
+    pub(super) fn list_type(&self, path: &[Option<&str>]) -> ListType {
+        let in_schema = self.schema.as_ref().and_then(|schema| {
+            path.iter().try_fold(schema, |node, step| match step {
+                Some(field) => node
+                    .get("properties")
+                    .and_then(|properties| properties.get(*field))
+                    .or_else(|| node.get("additionalProperties").filter(|v| v.is_object())),
+                None => node.get("items"),
+            })
+        });
+        match in_schema {
+            Some(node) => match node.get("x-kubernetes-list-type").and_then(Value::as_str) {
+                Some("map") => ListType::Map(
+                    node.get("x-kubernetes-list-map-keys")
+                        .and_then(Value::as_array)
+                        .map(|keys| {
+                            keys.iter()
+                                .filter_map(|k| Some(k.as_str()?.to_owned()))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                ),
+                Some("set") => ListType::Set,
+                _ => ListType::Atomic,
+            },
+            None => match path.last() {
+                Some(Some(field)) => well_known_list(field),
+                _ => ListType::Atomic,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::Namespace;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn kinds_of_rust_types() {
+        let deployment = Kind::of::<Deployment>();
+        assert_eq!(
+            (deployment.api_version(), deployment.plural.as_str()),
+            ("apps/v1".to_owned(), "deployments")
+        );
+        assert!(deployment.namespaced);
+        assert_eq!(deployment.qualified_plural(), "deployments.apps");
+        let namespace = Kind::of::<Namespace>();
+        assert!(!namespace.namespaced);
+        assert_eq!(namespace.api_version(), "v1");
+    }
+
+    #[test]
+    fn list_types_from_the_schema_or_well_known() {
+        let mut kind = Kind::of::<Deployment>();
+        assert_eq!(
+            kind.list_type(&[Some("status"), Some("conditions")]),
+            ListType::Map(vec!["type".into()])
+        );
+        assert_eq!(
+            kind.list_type(&[Some("spec"), Some("args")]),
+            ListType::Atomic
+        );
+        kind.schema = Some(json!({
+            "properties": { "spec": { "properties": {
+                "items": { "type": "array", "x-kubernetes-list-type": "map",
+                           "x-kubernetes-list-map-keys": ["id"] },
+                "tags": { "type": "array", "x-kubernetes-list-type": "set" },
+                "conditions": { "type": "array" },
+            } } }
+        }));
+        let spec = |field| kind.list_type(&[Some("spec"), Some(field)]);
+        assert_eq!(spec("items"), ListType::Map(vec!["id".into()]));
+        assert_eq!(spec("tags"), ListType::Set);
+        // The schema says atomic (no list type): it wins over the well-known name.
+        assert_eq!(spec("conditions"), ListType::Atomic);
+        // Not in the schema: metadata.
+        assert_eq!(
+            kind.list_type(&[Some("metadata"), Some("finalizers")]),
+            ListType::Set
+        );
+    }
+}

@@ -1,0 +1,433 @@
+//! A stateful in-memory Kubernetes API server for tests that run whole controllers: a
+//! [`kube::Client`] from [`FakeApiServer::client`] lists, watches, creates, applies and deletes
+//! objects in it as in a cluster, so that a kube-runtime `Controller` run by the runtime's
+//! [`Runner`](crate::controller::Runner) reconciles against it end to end, with no cluster, no
+//! etcd and no kube-apiserver.
+//!
+//! Where the scripted [`ApiServer`](super::ApiServer) of [`reconcile_with`](super::reconcile_with)
+//! checks each request of one reconciliation, this one plays the API server for as long as a
+//! test likes, and the test looks at the outcome: the objects, the Events, the number of
+//! writes.
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::{Api, Patch, PatchParams};
+//! use operator_rs_runtime::testing::fake::{FakeApiServer, Verb};
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), kube::Error> {
+//! let fake = FakeApiServer::new();
+//! let api = Api::<ConfigMap>::namespaced(fake.client(), "default");
+//! let config = json!({ "apiVersion": "v1", "kind": "ConfigMap", "data": { "a": "1" } });
+//! let params = PatchParams::apply("tester");
+//! api.patch("settings", &params, &Patch::Apply(&config)).await?;
+//! // The same apply again changes nothing: no new resourceVersion, no watch event.
+//! let version = fake.resource_version();
+//! api.patch("settings", &params, &Patch::Apply(&config)).await?;
+//! assert_eq!(fake.resource_version(), version);
+//!
+//! let stored = fake.get::<ConfigMap>(Some("default"), "settings").unwrap();
+//! assert_eq!(stored.data.unwrap()["a"], "1");
+//! assert_eq!(fake.count(Verb::Patch), 2);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What it does as the API server does
+//!
+//! - Objects are stored per group, version, resource, namespace and name, as JSON, with a
+//!   `uid`, a `resourceVersion` from one global counter, a `creationTimestamp`, and a
+//!   `generation` that counts changes of everything but `metadata` and (for kinds with the
+//!   status subresource) `status`. A write that changes nothing stores nothing.
+//! - `get`, `list` (label and field selectors, `limit` and `continue`), `watch` (below),
+//!   `create` (`409 AlreadyExists`, `generateName`), `update` and every patch with a
+//!   `resourceVersion` precondition (`409 Conflict`), JSON patch, JSON merge patch, and
+//!   server-side apply with field managers, `force` and `409 Conflict`s; `dryRun`.
+//! - The `status` subresource: writes to it change only `status`, writes to the object never
+//!   change `status`, and a create drops it.
+//! - `metadata.managedFields`, per manager, operation and subresource, down to single fields:
+//!   maps key by key, lists keyed as the kind's schema says (or, for the built-in kinds, as the
+//!   usual ones are: `conditions` by `type`, `containers` by `name`, `finalizers` as a set).
+//! - `delete` sets `deletionTimestamp` while finalizers remain, and the object goes when the last
+//!   one is removed; no new finalizers can be added meanwhile. Then the garbage collector deletes
+//!   the objects whose owner references all point to deleted owners (background propagation, at
+//!   once; `Orphan` leaves them).
+//! - Watches are JSON lines of `ADDED`, `MODIFIED` and `DELETED` events from a
+//!   `resourceVersion`, with objects entering or leaving a selector's selection as `ADDED` and
+//!   `DELETED`, streaming lists (`sendInitialEvents`), and `timeoutSeconds`. The fake remembers
+//!   the last [`FakeApiServer::DEFAULT_WATCH_WINDOW`] changes; a watch from an older version gets
+//!   `410 Gone` (an `ERROR` event, as from the API server), and kube's watcher lists again.
+//!   [`FakeApiServer::set_watch_window`] shrinks the window to force that.
+//!
+//! # What it does not do
+//!
+//! No authentication, RBAC, admission webhooks, validation against schemas, defaulting, version
+//! conversion (each version of a kind is a kind of its own), namespaces as a precondition of
+//! their objects, foreground deletion (it is background), scale and other subresources, and no
+//! controllers but an optional Deployment controller ([`FakeApiServer::simulate_deployments`]).
+//! A field manager never conflicts with itself.
+//!
+//! # Test hooks
+//!
+//! - [`FakeApiServer::requests`], [`FakeApiServer::count`], [`FakeApiServer::writes`]: every
+//!   request the clients made, by verb, for assertions such as "an idle controller writes
+//!   nothing" or the writes per object of a benchmark.
+//! - [`FakeApiServer::unavailable_for`]: the API server goes away for a while: open watches end
+//!   and new connections are refused, then it comes back with everything it stored.
+//! - [`FakeApiServer::simulate_deployments`]: a stand-in for the Deployment controller and the
+//!   kubelet that makes every Deployment's pods available at once, so that conditions that wait
+//!   for them can turn true.
+//! - [`FakeApiServer::get`], [`FakeApiServer::list`], [`FakeApiServer::put`]: read and write
+//!   objects directly, as requests that are not counted and work while the server is unavailable.
+//!
+//! # Built here, and what is reused
+//!
+//! JSON patches are [`json_patch`]'s (with the API server's one difference: a `test` for `null`
+//! of a missing path succeeds), merge patches are [`json_patch::merge`], URLs are those of
+//! kube's [`kube::Resource`] trait, and timestamps are k8s-openapi's. Written here, because no
+//! crate does it: server-side apply (a small structured-merge-diff, in `fields.rs`), the parser
+//! of label and field selectors (kube builds selectors but parses none), and the decoding of query
+//! strings (the crates for it are not dependencies of the runtime).
+
+mod errors;
+mod fields;
+mod http;
+mod kinds;
+mod selector;
+mod store;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use ::http::StatusCode;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::{Client, Resource};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::time::Instant;
+
+pub use kinds::Kind;
+
+use fields::Scope;
+use store::{Edit, Filter, Store, Write};
+
+/// The field manager of the writes of [`FakeApiServer::put`].
+pub const PUT_MANAGER: &str = "fake-api-server";
+
+/// A stateful in-memory Kubernetes API server; see [the module](self).
+///
+/// Cloning gives another handle to the same server.
+#[derive(Clone)]
+pub struct FakeApiServer {
+    inner: Inner,
+}
+
+/// The server's state, shared by its handles and its clients.
+#[derive(Clone)]
+struct Inner(Arc<Mutex<State>>);
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A test that panicked while holding the lock has failed already; its state is still
+        // worth showing to other handles.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+struct State {
+    store: Store,
+    requests: Vec<RecordedRequest>,
+    unavailable_until: Option<Instant>,
+}
+
+impl State {
+    fn is_unavailable(&self) -> bool {
+        self.unavailable_until
+            .is_some_and(|until| Instant::now() < until)
+    }
+}
+
+/// The verb of a request, as Kubernetes RBAC names it (a server-side apply is a `Patch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verb {
+    /// `GET` of one object.
+    Get,
+    /// `GET` of a collection.
+    List,
+    /// `GET` of a collection with `watch=true`.
+    Watch,
+    /// `POST`.
+    Create,
+    /// `PUT`.
+    Update,
+    /// `PATCH`: JSON, merge, strategic merge and apply patches.
+    Patch,
+    /// `DELETE` of one object.
+    Delete,
+    /// `DELETE` of a collection.
+    DeleteCollection,
+}
+
+impl Verb {
+    /// Whether requests of this verb write: create, update, patch, delete.
+    pub fn is_write(self) -> bool {
+        !matches!(self, Verb::Get | Verb::List | Verb::Watch)
+    }
+}
+
+/// One request that reached the fake API server (requests refused while it is unavailable do
+/// not).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedRequest {
+    /// What the request did.
+    pub verb: Verb,
+    /// The URL as sent: path and query.
+    pub url: String,
+    /// The resource in the URL (`deployments`), or `""` when the URL names none the fake serves.
+    pub resource: String,
+    /// The subresource (`status`), if any.
+    pub subresource: Option<String>,
+    /// The namespace in the URL, if any.
+    pub namespace: Option<String>,
+    /// The object's name, for requests about one object.
+    pub name: Option<String>,
+    /// The status code of the answer.
+    pub status: StatusCode,
+}
+
+impl Default for FakeApiServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FakeApiServer {
+    /// How many changes the server remembers for watches that resume from an older
+    /// `resourceVersion`, unless [`FakeApiServer::set_watch_window`] says otherwise.
+    pub const DEFAULT_WATCH_WINDOW: usize = 1000;
+
+    /// An empty API server that serves the built-in kinds an operator touches: apps/v1
+    /// Deployments, StatefulSets, DaemonSets and ReplicaSets, events.k8s.io/v1 and core Events,
+    /// core v1 ConfigMaps, Secrets, Pods, Services, ServiceAccounts, PersistentVolumeClaims and
+    /// Namespaces, and coordination.k8s.io/v1 Leases. Register custom resources with
+    /// [`FakeApiServer::register`] or [`FakeApiServer::register_crd`].
+    pub fn new() -> Self {
+        let mut store = Store::new(Self::DEFAULT_WATCH_WINDOW);
+        for kind in kinds::built_in() {
+            store.register(kind);
+        }
+        let state = State {
+            store,
+            requests: Vec::new(),
+            unavailable_until: None,
+        };
+        Self {
+            inner: Inner(Arc::new(Mutex::new(state))),
+        }
+    }
+
+    /// A client of this server, with `default` as its default namespace. Call it within a Tokio
+    /// runtime (kube's client spawns a task); every client shares the server's state.
+    pub fn client(&self) -> Client {
+        let inner = self.inner.clone();
+        let service = tower::service_fn(move |request| http::serve(inner.clone(), request));
+        Client::new(service, "default")
+    }
+
+    /// Serves the kind of the Rust type `K` (with the status subresource: [`Kind::of`]).
+    pub fn register<K>(&self) -> &Self
+    where
+        K: Resource<DynamicType = ()>,
+        K::Scope: 'static,
+    {
+        self.register_kind(Kind::of::<K>())
+    }
+
+    /// Serves `kind`, replacing a kind registered before at the same group, version and plural.
+    pub fn register_kind(&self, kind: Kind) -> &Self {
+        self.inner.lock().store.register(kind);
+        self
+    }
+
+    /// Serves the versions of a custom resource as the API server does once `crd` is installed:
+    /// with its scope, its status subresource, and its schema's list types for server-side
+    /// apply. For a type with `#[derive(CustomResource)]`: `register_crd(&Widget::crd())`.
+    pub fn register_crd(&self, crd: &CustomResourceDefinition) -> &Self {
+        for kind in Kind::from_crd(crd) {
+            self.register_kind(kind);
+        }
+        self
+    }
+
+    /// Remembers only the last `changes` changes for watches that resume from an older
+    /// `resourceVersion`: a watch from before them gets `410 Gone`. `0` makes every watch that
+    /// does not start at the newest version expire.
+    pub fn set_watch_window(&self, changes: usize) -> &Self {
+        self.inner.lock().store.set_window(changes);
+        self
+    }
+
+    /// Turns on (or off) a stand-in for the Deployment controller and the kubelet: after every
+    /// write of a Deployment, the server sets its `status` (`observedGeneration`, `replicas`,
+    /// `updatedReplicas`, `readyReplicas`, `availableReplicas`) to `spec.replicas` (default 1),
+    /// as a separate write to the status subresource by `kube-controller-manager` that watches
+    /// see, and that is not counted among the requests.
+    pub fn simulate_deployments(&self, enabled: bool) -> &Self {
+        self.inner.lock().store.simulate_deployments = enabled;
+        self
+    }
+
+    /// Makes the server unavailable for `duration` from now: open watches end, and every request
+    /// fails as a connection that cannot be made, until the server comes back with everything
+    /// it stored. Uses Tokio's clock, so paused-time tests can advance it.
+    pub fn unavailable_for(&self, duration: Duration) {
+        let mut state = self.inner.lock();
+        state.unavailable_until = Some(Instant::now() + duration);
+        state.store.close_watches();
+    }
+
+    /// Whether the server answers requests (see [`FakeApiServer::unavailable_for`]).
+    pub fn is_available(&self) -> bool {
+        !self.inner.lock().is_unavailable()
+    }
+
+    /// Every request that reached the server, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.inner.lock().requests.clone()
+    }
+
+    /// How many requests of `verb` reached the server.
+    pub fn count(&self, verb: Verb) -> usize {
+        let state = self.inner.lock();
+        state.requests.iter().filter(|r| r.verb == verb).count()
+    }
+
+    /// How many requests that write (create, update, patch, delete) reached the server.
+    pub fn writes(&self) -> usize {
+        let state = self.inner.lock();
+        state.requests.iter().filter(|r| r.verb.is_write()).count()
+    }
+
+    /// Forgets the requests made so far, e.g. after a set-up that should not count.
+    pub fn clear_requests(&self) {
+        self.inner.lock().requests.clear();
+    }
+
+    /// The resource version of the last change: it moves with every change of any object, and
+    /// only then.
+    pub fn resource_version(&self) -> u64 {
+        self.inner.lock().store.revision()
+    }
+
+    /// The object `name` of kind `K` as stored (`namespace` is `None` for a cluster-scoped kind),
+    /// or `None`. Not a request: nothing is counted.
+    ///
+    /// Panics if the stored object is not a valid `K`.
+    pub fn get<K>(&self, namespace: Option<&str>, name: &str) -> Option<K>
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned,
+        K::Scope: 'static,
+    {
+        let resource = Kind::of::<K>().resource();
+        let object = self
+            .inner
+            .lock()
+            .store
+            .get(&resource, namespace, name)
+            .ok()?;
+        Some(typed(object))
+    }
+
+    /// Every stored object of kind `K`, in all namespaces, sorted by namespace and name. Not a
+    /// request: nothing is counted.
+    ///
+    /// Panics if a stored object is not a valid `K`.
+    pub fn list<K>(&self) -> Vec<K>
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned,
+        K::Scope: 'static,
+    {
+        let resource = Kind::of::<K>().resource();
+        let list = self
+            .inner
+            .lock()
+            .store
+            .list(&resource, None, &Filter::default(), None, None);
+        match list {
+            Ok(mut list) => match list["items"].take() {
+                Value::Array(items) => items.into_iter().map(typed).collect(),
+                _ => Vec::new(),
+            },
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Stores `object` as another client would, creating or replacing it (in the `default`
+    /// namespace if it names none), `status` included and with no `resourceVersion`
+    /// precondition, as the field manager [`PUT_MANAGER`]; watches see the change. Not a
+    /// request: nothing is counted, and it works while the server is unavailable.
+    ///
+    /// Panics if `K` is not served, or the object cannot be stored (no name).
+    pub fn put<K>(&self, object: &K) -> K
+    where
+        K: Resource<DynamicType = ()> + Serialize + DeserializeOwned,
+        K::Scope: 'static,
+    {
+        let kind = Kind::of::<K>();
+        let resource = kind.resource();
+        let mut value = serde_json::to_value(object).expect("the object serializes to JSON");
+        if let Some(metadata) = value["metadata"].as_object_mut() {
+            metadata.remove("resourceVersion");
+        }
+        let namespace = kind.namespaced.then(|| {
+            value["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("default")
+                .to_owned()
+        });
+        let name = value["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let mut state = self.inner.lock();
+        let store = &mut state.store;
+        let stored = if store.get(&resource, namespace.as_deref(), &name).is_ok() {
+            let write = Write {
+                scope: Scope::Whole,
+                manager: PUT_MANAGER.to_owned(),
+                dry_run: false,
+                edit: Edit::Replace(value),
+            };
+            store
+                .write(&resource, namespace.as_deref(), &name, write)
+                .map(|(_, object)| object)
+        } else {
+            let namespace = namespace.as_deref();
+            store.create(
+                &resource,
+                namespace,
+                value,
+                Scope::Whole,
+                PUT_MANAGER,
+                false,
+            )
+        };
+        match stored {
+            Ok(object) => typed(object),
+            Err(error) => panic!("cannot put {} {name}: {}", kind.kind, error.message),
+        }
+    }
+}
+
+/// A stored object as a `K`.
+fn typed<K: DeserializeOwned>(object: Value) -> K {
+    match serde_json::from_value(object) {
+        Ok(object) => object,
+        Err(error) => panic!("a stored object does not deserialize: {error}"),
+    }
+}
