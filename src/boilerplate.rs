@@ -7,6 +7,14 @@ use crate::cli::License;
 pub fn header(license: License, owner: &str, year: i64) -> String {
     match license {
         License::None => String::new(),
+        License::Copyright => {
+            let holder = if owner.is_empty() {
+                String::new()
+            } else {
+                format!(" {owner}")
+            };
+            format!("// Copyright {year}{holder}.\n")
+        }
         License::Apache2 => {
             let holder = if owner.is_empty() {
                 String::new()
@@ -33,6 +41,31 @@ limitations under the License."
                 .collect()
         }
     }
+}
+
+/// The header from a `--license-file`: its text as it is (kubebuilder copies it too), checked
+/// like `hack/boilerplate.rs.txt` and ending with a line break.
+pub fn from_license_file(path: &std::path::Path) -> anyhow::Result<String> {
+    let shown = path.display();
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!("license file \"{shown}\" does not exist")
+        }
+        Err(err) => anyhow::bail!("reading license file \"{shown}\": {err}"),
+    };
+    if text.trim().is_empty() {
+        anyhow::bail!("license file \"{shown}\" is empty; pass --license none for no header");
+    }
+    check_header(&text).map_err(|problem| {
+        anyhow::anyhow!(
+            "license file \"{shown}\" {problem}; it goes on top of every Rust file, so it must be a \
+             comment (a /* ... */ block or // lines)"
+        )
+    })?;
+    let mut text = text.trim_end().to_string();
+    text.push('\n');
+    Ok(text)
 }
 
 /// Checks a license header as read back from `hack/boilerplate.rs.txt`, which goes on top of
@@ -166,6 +199,11 @@ mod tests {
         );
         assert!(h.lines().all(|l| l.starts_with("//") && l == l.trim_end()));
         assert!(header(License::Apache2, "", 2026).starts_with("// Copyright 2026.\n"));
+        assert_eq!(
+            header(License::Copyright, "Acme", 2026),
+            "// Copyright 2026 Acme.\n"
+        );
+        assert_eq!(check_header(&header(License::Copyright, "", 2026)), Ok(()));
         assert_eq!(check_header(&h), Ok(()));
     }
 

@@ -48,6 +48,22 @@ pub enum Command {
     #[command(subcommand)]
     Create(CreateCommand),
 
+    /// Change the project's configuration: layout, scope, license header.
+    #[command(after_help = "Examples:
+  # Move the project's kinds to the multigroup layout (src/api/<group>/<version>/ …)
+  operator-rs edit --multigroup
+
+  # Scope the manager to its own namespace (Role/RoleBinding, WATCH_NAMESPACE), or back
+  operator-rs edit --namespaced
+  operator-rs edit --namespaced=false
+
+  # Change the license header of the Rust files operator-rs wrote
+  operator-rs edit --license apache2 --owner \"Acme Corp\"
+
+  # See what would change
+  operator-rs edit --multigroup --dry-run")]
+    Edit(EditArgs),
+
     /// Print the version of operator-rs and of the stack it generates.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
@@ -200,6 +216,11 @@ pub struct CreateApiArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub force: bool,
 
+    /// kubebuilder's server-side apply configurations: nothing to generate in Rust, where
+    /// controllers already apply their objects server-side (accepted, with a note).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub ssa: bool,
+
     /// Run `make manifests` afterwards to write the CRD and RBAC manifests.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
     pub make: bool,
@@ -277,6 +298,11 @@ pub struct InitArgs {
     #[arg(long, value_enum, default_value_t = License::Apache2)]
     pub license: License,
 
+    /// File whose text is the license header of generated Rust files (a `/* ... */` block or
+    /// `//` lines, as kubebuilder's --license-file); replaces --license.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub license_file: Option<std::path::PathBuf>,
+
     /// Scope the manager to its own namespace (Role/RoleBinding, WATCH_NAMESPACE).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub namespaced: bool,
@@ -284,6 +310,91 @@ pub struct InitArgs {
     /// Lay APIs out by group (src/api/<group>/<version>/), for projects with several groups.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub multigroup: bool,
+
+    #[command(flatten)]
+    pub kubebuilder: KubebuilderInitArgs,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// kubebuilder's `init` flags that mean little in Rust: accepted, so that kubebuilder command lines
+/// run as written, each with a one-line note on what it does here.
+#[derive(Debug, Default, Args)]
+#[command(next_help_heading = "kubebuilder compatibility")]
+pub struct KubebuilderInitArgs {
+    /// Plugins (comma-separated): `go/v4` (and go.kubebuilder.io/v4, base.go…/v4, kustomize/v2)
+    /// name kubebuilder's standard layout, which is this tool's layout.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "PLUGIN",
+        allow_hyphen_values = true
+    )]
+    pub plugins: Vec<String>,
+
+    /// The Go module path: recorded in PROJECT as `repo`, and the seed of the leader election ID
+    /// (as in kubebuilder); Rust projects have no module path.
+    #[arg(long, value_name = "REPO", allow_hyphen_values = true)]
+    pub repo: Option<String>,
+
+    /// PROJECT file version: only "3" (the one kubebuilder writes).
+    #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
+    pub project_version: Option<String>,
+
+    /// Go only (`go get`): accepted and ignored.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub fetch_deps: Option<bool>,
+
+    /// Go only: accepted and ignored.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub skip_go_version_check: Option<bool>,
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// Move the project to the multigroup layout (src/api/<group>/<version>/, controllers and
+    /// webhooks by group); false keeps the layout of a project without kinds of its own.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub multigroup: Option<bool>,
+
+    /// Scope the manager to its own namespace (Role/RoleBinding, WATCH_NAMESPACE); false: the
+    /// whole cluster (ClusterRole/ClusterRoleBinding).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub namespaced: Option<bool>,
+
+    /// New license header of the Rust files operator-rs wrote (with --owner, or the owner of the
+    /// current header).
+    #[arg(long, value_enum)]
+    pub license: Option<License>,
+
+    /// File whose text becomes the license header (a `/* ... */` block or `//` lines).
+    #[arg(
+        long,
+        value_name = "FILE",
+        allow_hyphen_values = true,
+        conflicts_with = "license"
+    )]
+    pub license_file: Option<std::path::PathBuf>,
+
+    /// Copyright owner of the license header (rewrites the header, as --license does).
+    #[arg(long, allow_hyphen_values = true)]
+    pub owner: Option<String>,
+
+    /// Plugins to add (comma-separated). `go/v4` (this layout) and `deploy-image/v1-alpha` (used
+    /// by `create api --image`) need nothing here.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "PLUGIN",
+        allow_hyphen_values = true
+    )]
+    pub plugins: Vec<String>,
+
+    /// Overwrite config/ files that cannot be edited in place (kubebuilder's --force rewrites
+    /// config/manager/manager.yaml).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub force: bool,
 
     #[command(flatten)]
     pub common: CommonArgs,
@@ -301,6 +412,8 @@ pub struct CommonArgs {
 pub enum License {
     /// The Apache License 2.0 header.
     Apache2,
+    /// A copyright line only (`// Copyright <year> <owner>.`).
+    Copyright,
     /// No license header.
     None,
 }
@@ -309,6 +422,7 @@ impl License {
     pub fn as_str(self) -> &'static str {
         match self {
             License::Apache2 => "apache2",
+            License::Copyright => "copyright",
             License::None => "none",
         }
     }

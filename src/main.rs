@@ -52,6 +52,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     // ends; taking it finishes or undoes a command that was killed while writing there.
     let dry_run = match &cli.command {
         Command::Init(args) => Some(args.common.dry_run),
+        Command::Edit(args) => Some(args.common.dry_run),
         Command::Create(CreateCommand::Api(args)) => Some(args.common.dry_run),
         Command::Create(CreateCommand::Webhook(args)) => Some(args.common.dry_run),
         Command::Version | Command::Completion { .. } => None,
@@ -66,6 +67,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     };
     match cli.command {
         Command::Init(args) => commands::init::run(&args, &cwd),
+        Command::Edit(args) => commands::edit::run(&args, &cwd),
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&args, &cwd),
         Command::Create(CreateCommand::Webhook(args)) => commands::create_webhook::run(&args, &cwd),
         Command::Version => {

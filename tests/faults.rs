@@ -561,3 +561,42 @@ fn updates_keep_permissions_and_write_through_symlinks() {
     );
     assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
 }
+
+/// `edit --multigroup` moves files: removals are undone like writes, whatever step fails, and a
+/// killed move is undone by the next command.
+#[test]
+fn a_failed_or_killed_move_leaves_the_project_as_it_was() {
+    const EDIT: &[&str] = &["edit", "--multigroup"];
+    let (_ref, reference) = project(&[INIT, API]);
+    let n = planned(&reference, EDIT).len();
+    let deletes = planned(&reference, EDIT)
+        .iter()
+        .filter(|p| p.starts_with("src/api/v1/"))
+        .count();
+    assert!(deletes >= 2, "{deletes}");
+    for fault in [
+        "fail:write:1".to_string(),
+        "fail:backup:1".to_string(),
+        format!("fail:rename:{}", n / 2),
+        format!("fail:rename:{n}"),
+        "fail:journal:2".to_string(),
+    ] {
+        let (_tmp, dir) = copy_of(&reference);
+        assert_fails_cleanly(&dir, &fault, EDIT, &["error: "]);
+        assert!(leftovers(&dir).is_empty(), "{fault}");
+    }
+    let (_tmp, dir) = copy_of(&reference);
+    let before = state(&dir);
+    killed(&dir, &format!("kill:rename:{}", n / 2), EDIT);
+    assert_refused(
+        &dir,
+        &["edit", "--multigroup", "--dry-run"],
+        &[JOURNAL, "interrupted"],
+    );
+    let err = run_ok(&dir, &["edit", "--namespaced=false"]);
+    assert!(err.contains("its changes were undone"), "{err}");
+    assert!(state(&dir) == before, "the killed move was not undone");
+    run_ok(&dir, EDIT);
+    assert!(dir.join("src/api/cache/v1/memcached.rs").exists());
+    assert!(!dir.join("src/api/v1").exists());
+}

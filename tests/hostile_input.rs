@@ -896,8 +896,10 @@ fn init_args(domain: &str, name: Option<&str>, owner: &str, multigroup: bool) ->
         project_name: name.map(str::to_string),
         owner: owner.to_string(),
         license: License::Apache2,
+        license_file: None,
         namespaced: false,
         multigroup,
+        kubebuilder: Default::default(),
         common: CommonArgs { dry_run: false },
     }
 }

@@ -87,7 +87,7 @@ fn unknown_license() {
     assert_refused(
         &dir,
         &["init", "--license", "mit"],
-        &["--license", "'mit'", "apache2, none"],
+        &["--license", "'mit'", "apache2, copyright, none"],
     );
 }
 

@@ -463,6 +463,20 @@ pub fn run(args: &CreateApiArgs, dir: &Path) -> Result<()> {
     let request = Request::from_args(args)?;
     let plan = plan(&request, dir)?;
     super::finish(&plan, args.common.dry_run)?;
+    if args.ssa {
+        println!(
+            "note: --ssa: nothing to generate in Rust: kube-rs applies typed objects server-side \
+             (Patch::Apply), as the deploy-image controllers do"
+        );
+    }
+    for plugin in &args.deploy_image.plugins {
+        if super::plugins::classify(plugin, "create api") == Ok(super::plugins::Plugin::Layout) {
+            println!(
+                "note: --plugins {}: kubebuilder's standard layout, which is this project's",
+                plugin.trim()
+            );
+        }
+    }
     if args.common.dry_run {
         return Ok(());
     }
@@ -760,7 +774,7 @@ fn check_groups(project: &Project, group: &Group, target: &Target) -> Result<()>
         bail!(
             "multiple groups are not allowed by default, to enable multi-group visit \
              https://kubebuilder.io/migration/multi-group.html (this project's group is {:?}; \
-             set `multigroup: true` in PROJECT and move src/api/<version> to src/api/<group>/<version>)",
+             run `operator-rs edit --multigroup` to move its kinds to the multigroup layout)",
             other.group
         );
     }

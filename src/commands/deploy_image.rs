@@ -58,18 +58,10 @@ impl DeployImage {
     pub fn from_args(args: &DeployImageArgs) -> Result<Option<Self>> {
         let mut wanted = false;
         for plugin in &args.plugins {
-            match plugin.trim() {
-                PLUGIN_SHORT | PLUGIN_KEY => wanted = true,
-                other => {
-                    return Err(InvalidInput::new(
-                        "--plugins",
-                        other,
-                        format!(
-                            "unknown plugin for create api; available: {PLUGIN_SHORT} ({PLUGIN_KEY})"
-                        ),
-                    )
-                    .into());
-                }
+            match super::plugins::classify(plugin, "create api")? {
+                super::plugins::Plugin::DeployImage => wanted = true,
+                // kubebuilder's layout is this one: nothing to do.
+                super::plugins::Plugin::Layout => {}
             }
         }
         let Some(image) = &args.image else {

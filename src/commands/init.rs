@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result, bail};
 
 use crate::boilerplate;
-use crate::cli::{InitArgs, License};
+use crate::cli::InitArgs;
 use crate::context::{BOILERPLATE_FILE, project_context};
 use crate::names::{Domain, InvalidInput, ProjectName};
 use crate::project::{self, LAYOUT, Project};
@@ -18,6 +18,9 @@ const PROJECT_MARKERS: [&str; 3] = [project::FILE, "Makefile", "src/main.rs"];
 
 pub fn run(args: &InitArgs, dir: &Path) -> Result<()> {
     let plan = plan(args, dir, boilerplate::current_year())?;
+    for note in notes(args) {
+        println!("note: {note}");
+    }
     super::finish(&plan, args.common.dry_run)?;
     if !args.common.dry_run {
         println!("Next: define a resource with:");
@@ -38,6 +41,28 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         None => ProjectName::from_folder(&folder_name(dir)?)?,
     };
     check_owner(&args.owner)?;
+    let kb = &args.kubebuilder;
+    for plugin in &kb.plugins {
+        super::plugins::classify(plugin, "init")?;
+    }
+    if let Some(version) = &kb.project_version
+        && version != "3"
+    {
+        return Err(InvalidInput::new(
+            "--project-version",
+            version,
+            "operator-rs writes PROJECT version \"3\", kubebuilder's current format",
+        )
+        .into());
+    }
+    let repo = match &kb.repo {
+        Some(repo) => check_repo(repo)?,
+        None => String::new(),
+    };
+    let header = match &args.license_file {
+        Some(file) => boilerplate::from_license_file(file)?,
+        None => boilerplate::header(args.license, &args.owner, year),
+    };
     refuse_initialized(dir)?;
 
     let project = Project {
@@ -47,18 +72,23 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         multigroup: args.multigroup,
         namespaced: args.namespaced,
         project_name: name.as_str().to_string(),
+        repo,
         version: "3".to_string(),
         ..Project::default()
     };
-    let header = boilerplate::header(args.license, &args.owner, year);
     let mut ctx = project_context(&project, &header);
     ctx.insert("owner", &args.owner);
     ctx.insert("year", &year.to_string());
-    ctx.insert("license", args.license.as_str());
+    let license = if args.license_file.is_some() {
+        "file"
+    } else {
+        args.license.as_str()
+    };
+    ctx.insert("license", license);
 
     let mut plan = Plan::new(dir, false);
     for file in templates::render_dir("init", &ctx)? {
-        if file.path == BOILERPLATE_FILE && args.license == License::None {
+        if file.path == BOILERPLATE_FILE && header.is_empty() {
             continue;
         }
         let contents = if file.path == "Cargo.lock" {
@@ -76,12 +106,67 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     Ok(plan)
 }
 
+/// One line per kubebuilder flag given that means something else, or nothing, in Rust.
+fn notes(args: &InitArgs) -> Vec<String> {
+    let kb = &args.kubebuilder;
+    let mut notes = Vec::new();
+    for plugin in &kb.plugins {
+        match super::plugins::classify(plugin, "init") {
+            Ok(super::plugins::Plugin::Layout) => notes.push(format!(
+                "--plugins {}: kubebuilder's standard layout, which is the one operator-rs writes (in Rust)",
+                plugin.trim()
+            )),
+            Ok(super::plugins::Plugin::DeployImage) => notes.push(format!(
+                "--plugins {}: the deploy-image plugin works per kind, with `operator-rs create api --image`",
+                plugin.trim()
+            )),
+            Err(_) => {}
+        }
+    }
+    if let Some(repo) = &kb.repo {
+        notes.push(format!(
+            "--repo {repo}: recorded in PROJECT and the seed of the leader election ID, as in \
+             kubebuilder; a Rust project has no Go module path"
+        ));
+    }
+    if kb.fetch_deps.is_some() {
+        notes.push("--fetch-deps: Go only (go get); cargo fetches on the first build".into());
+    }
+    if kb.skip_go_version_check.is_some() {
+        notes.push("--skip-go-version-check: Go only; ignored".into());
+    }
+    notes
+}
+
+/// The longest `--repo`.
+const MAX_REPO: usize = 200;
+
+/// `--repo` goes into PROJECT: one line of printable text without spaces (a Go module path or
+/// a URL).
+fn check_repo(repo: &str) -> Result<String, InvalidInput> {
+    let valid = !repo.is_empty()
+        && repo.chars().count() <= MAX_REPO
+        && repo.chars().all(|c| c.is_ascii_graphic());
+    if valid {
+        Ok(repo.to_string())
+    } else {
+        Err(InvalidInput::new(
+            "--repo",
+            repo,
+            format!(
+                "must be a module path or URL of at most {MAX_REPO} printable ASCII characters \
+                 without spaces, like github.com/example/memcached-operator"
+            ),
+        ))
+    }
+}
+
 /// The longest `--owner`.
 const MAX_OWNER: usize = 200;
 
 /// The owner is written into the license header of every Rust file (`// Copyright <year>
 /// <owner>.`) and into README.md: one line of visible text, of any script.
-fn check_owner(owner: &str) -> Result<(), InvalidInput> {
+pub(crate) fn check_owner(owner: &str) -> Result<(), InvalidInput> {
     if owner.chars().count() > MAX_OWNER {
         return Err(InvalidInput::new(
             "--owner",

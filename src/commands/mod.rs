@@ -4,7 +4,9 @@ pub mod completion;
 pub mod create_api;
 pub mod create_webhook;
 pub mod deploy_image;
+pub mod edit;
 pub mod init;
+pub mod plugins;
 mod resource;
 pub mod version;
 

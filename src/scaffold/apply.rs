@@ -31,7 +31,7 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use super::fault::{self, Step};
 use super::interrupt;
 use super::journal::{Entry, Journal};
-use super::plan::Plan;
+use super::plan::{Action, Plan};
 
 /// Writes every change of `plan` under its root, or none of them.
 pub fn apply(plan: &Plan) -> Result<()> {
@@ -68,6 +68,7 @@ fn write_all(plan: &Plan) -> Result<()> {
         // The files are all written; the journal stays, and the next command removes the rest.
         eprintln!("warning: removing the backups of the files written: {err}");
     }
+    remove_empty_dirs(plan);
     Ok(())
 }
 
@@ -75,7 +76,12 @@ fn write_all(plan: &Plan) -> Result<()> {
 fn prepare(plan: &Plan, journal: &mut Journal) -> Result<Vec<Option<Permissions>>> {
     let mut modes = Vec::with_capacity(plan.changes().len());
     for change in plan.changes() {
-        let target = through_link(&plan.root().join(&change.path), &change.path)?;
+        // A file removed is the file at its path (a link is removed, not what it points to).
+        let target = if change.action == Action::Delete {
+            plan.root().join(&change.path)
+        } else {
+            through_link(&plan.root().join(&change.path), &change.path)?
+        };
         let mode = match fs::metadata(&target) {
             Ok(meta) => Some(meta.permissions()),
             Err(err) if err.kind() == ErrorKind::NotFound => None,
@@ -109,6 +115,17 @@ fn stage(plan: &Plan, journal: &Journal, modes: &[Option<Permissions>]) -> Resul
         if interrupt::pending() {
             bail!("interrupted");
         }
+        if change.action == Action::Delete {
+            // Only the backup: the file goes in step 4; a roll-back renames the backup back.
+            if let Some(backup) = &e.backup {
+                backups += 1;
+                fault::fail(Step::Backup, backups)
+                    .and_then(|()| keep_as_is(&e.target, backup))
+                    .with_context(|| format!("keeping a backup of {}", change.path))?;
+                fault::after(Step::Backup, backups);
+            }
+            continue;
+        }
         write_temp(&e.temp, &change.contents, modes[i].as_ref(), i + 1)
             .with_context(|| format!("writing {}", change.path))?;
         fault::after(Step::Write, i + 1);
@@ -130,7 +147,13 @@ fn stage(plan: &Plan, journal: &Journal, modes: &[Option<Permissions>]) -> Resul
 fn rename_all(plan: &Plan, journal: &Journal) -> Result<()> {
     for (i, (e, change)) in journal.files.iter().zip(plan.changes()).enumerate() {
         fault::fail(Step::Rename, i + 1)
-            .and_then(|()| fs::rename(&e.temp, &e.target))
+            .and_then(|()| {
+                if change.action == Action::Delete {
+                    fs::remove_file(&e.target)
+                } else {
+                    fs::rename(&e.temp, &e.target)
+                }
+            })
             .with_context(|| format!("writing {}", change.path))?;
         fault::after(Step::Rename, i + 1);
     }
@@ -152,6 +175,36 @@ fn write_temp(temp: &Path, contents: &str, mode: Option<&Permissions>, n: usize)
 /// system has no hard links.
 fn keep(target: &Path, backup: &Path) -> io::Result<()> {
     fs::hard_link(target, backup).or_else(|_| fs::copy(target, backup).map(drop))
+}
+
+/// Keeps a file about to be removed as `backup`: a hard link (of a symbolic link itself, not of
+/// what it points to), else a copy, else for a link a new link with the same target.
+fn keep_as_is(target: &Path, backup: &Path) -> io::Result<()> {
+    let meta = fs::symlink_metadata(target)?;
+    if meta.file_type().is_symlink() {
+        #[cfg(unix)]
+        return std::os::unix::fs::symlink(fs::read_link(target)?, backup);
+    }
+    keep(target, backup)
+}
+
+/// Removes the folders that removed files left empty, innermost first (best effort: a folder
+/// that holds anything else stays).
+fn remove_empty_dirs(plan: &Plan) {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for change in plan.changes().iter().filter(|c| c.action == Action::Delete) {
+        let mut dir = Path::new(&change.path).parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            if !dirs.iter().any(|x| x == d) {
+                dirs.push(d.to_path_buf());
+            }
+            dir = d.parent();
+        }
+    }
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for dir in dirs {
+        let _ = fs::remove_dir(plan.root().join(dir));
+    }
 }
 
 /// Where writing `path` goes: `path` itself, or the file it links to. A link is followed, not

@@ -161,6 +161,11 @@ impl Journal {
                 }
             } else if let Some(backup) = &e.backup {
                 note(fs::rename(backup, &e.target));
+                // A file to be removed that was not removed yet is the same file as its backup
+                // (a hard link), and renaming a link over itself does nothing: drop the backup.
+                if fs::symlink_metadata(backup).is_ok() {
+                    note(fs::remove_file(backup));
+                }
             } else {
                 note(fs::remove_file(&e.target));
             }

@@ -22,6 +22,8 @@ pub enum Action {
     Overwrite,
     /// An existing file edited in place (marker insertions, PROJECT).
     Update,
+    /// An existing file removed (`edit --multigroup` moves files: a delete and a create).
+    Delete,
 }
 
 impl Action {
@@ -30,6 +32,7 @@ impl Action {
             Action::Create => "create",
             Action::Overwrite => "overwrite",
             Action::Update => "update",
+            Action::Delete => "delete",
         }
     }
 }
@@ -110,7 +113,8 @@ impl Plan {
     /// The contents `path` will have after the plan: planned contents, else what is on disk.
     pub fn read(&self, path: &str) -> Result<Option<String>> {
         if let Some(&i) = self.index.get(path) {
-            return Ok(Some(self.changes[i].contents.clone()));
+            let change = &self.changes[i];
+            return Ok((change.action != Action::Delete).then(|| change.contents.clone()));
         }
         self.read_disk(path)
     }
@@ -252,6 +256,24 @@ impl Plan {
         self.stage(path, contents, action)
     }
 
+    /// Plans removing `path`, a file that exists (a no-op if it does not). Planning it again
+    /// afterwards (a file moved onto a path moved away) replaces the removal.
+    pub fn delete(&mut self, path: &str) -> Result<()> {
+        check_relative(path)?;
+        self.unformatted.remove(path);
+        if self.read_disk(path)?.is_none() {
+            return Ok(());
+        }
+        match self.index.get(path) {
+            Some(&i) => {
+                self.changes[i].contents = String::new();
+                self.changes[i].action = Action::Delete;
+            }
+            None => self.stage(path, String::new(), Action::Delete)?,
+        }
+        Ok(())
+    }
+
     /// Plans inserting `fragment` above marker `marker` in `path` (a no-op if it is there).
     pub fn insert(&mut self, path: &str, marker: &str, fragment: &str) -> Result<()> {
         let fragment = if path.ends_with(".rs") && is_long_items(fragment) {
@@ -313,7 +335,12 @@ impl Plan {
 
     fn stage(&mut self, path: &str, contents: String, action: Action) -> Result<()> {
         match self.index.get(path) {
-            Some(&i) => self.changes[i].contents = contents,
+            Some(&i) => {
+                if self.changes[i].action == Action::Delete {
+                    self.changes[i].action = Action::Overwrite;
+                }
+                self.changes[i].contents = contents;
+            }
             None => {
                 self.index.insert(path.to_string(), self.changes.len());
                 self.changes.push(Change {

@@ -1,0 +1,298 @@
+//! `operator-rs edit`: the same tree as `init` with the new flags, moves to the multigroup layout,
+//! license headers; refusals are one line and leave the tree as it was. Also kubebuilder's
+//! command lines (`--plugins go/v4`, `--repo`, `--project-version 3`, `--ssa`).
+
+mod support;
+
+use std::path::Path;
+
+use support::{assert_refused, folder, operator_rs, tree};
+
+/// Runs operator-rs in `dir`, which must succeed; returns stdout and stderr.
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = operator_rs(dir).args(args).output().expect("runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{args:?} failed: {text}");
+    text
+}
+
+/// kubebuilder's init flags of test/testdata/generate.sh, then `create api` lines.
+fn project(dir: &Path, init: &[&str], creates: &[&str]) {
+    let mut args = vec![
+        "init",
+        "--domain",
+        "testproject.org",
+        "--license",
+        "apache2",
+        "--owner",
+        "The Kubernetes authors",
+        "--project-name",
+        "crew",
+    ];
+    args.extend(init);
+    run_ok(dir, &args);
+    for line in creates {
+        let mut args: Vec<&str> = line.split(' ').collect();
+        args.push("--make=false");
+        run_ok(dir, &args);
+    }
+}
+
+const CREW: &[&str] = &[
+    "create api --group crew --version v1 --kind Captain --controller=true --resource=true",
+    "create webhook --group crew --version v1 --kind Captain --defaulting",
+    "create api --group crew --version v1 --kind Admiral --plural=admirales --controller=true --resource=true --namespaced=false",
+    "create api --group apps --version v1 --kind Deployment --resource=false --controller=true",
+];
+
+#[test]
+fn namespaced_gives_what_init_namespaced_gives_and_back() {
+    let (_a, plain) = folder("plain");
+    let (_b, scoped) = folder("scoped");
+    project(&plain, &[], CREW);
+    project(&scoped, &["--namespaced"], CREW);
+    let (plain_tree, scoped_tree) = (tree(&plain), tree(&scoped));
+
+    let out = run_ok(&plain, &["edit", "--namespaced"]);
+    assert!(out.contains("WATCH_NAMESPACE"), "{out}");
+    assert_eq!(tree(&plain), scoped_tree);
+    // Again: nothing changes.
+    run_ok(&plain, &["edit", "--namespaced=true"]);
+    assert_eq!(tree(&plain), scoped_tree);
+
+    run_ok(&scoped, &["edit", "--namespaced=false"]);
+    assert_eq!(tree(&scoped), plain_tree);
+}
+
+#[test]
+fn dry_run_writes_nothing() {
+    let (_tmp, dir) = folder("crew");
+    project(&dir, &[], CREW);
+    let before = tree(&dir);
+    let out = run_ok(&dir, &["edit", "--multigroup", "--namespaced", "--dry-run"]);
+    assert!(out.contains("delete    src/api/v1/captain.rs"), "{out}");
+    assert!(
+        out.contains("create    src/api/crew/v1/captain.rs"),
+        "{out}"
+    );
+    assert!(
+        out.contains("update    config/manager/manager.yaml"),
+        "{out}"
+    );
+    assert_eq!(tree(&dir), before);
+}
+
+#[test]
+fn multigroup_moves_the_kinds() {
+    let (_tmp, dir) = folder("crew");
+    project(&dir, &["--plugins", "go/v4"], CREW);
+    run_ok(&dir, &["edit", "--multigroup"]);
+    let after = tree(&dir);
+    let text = |p: &str| String::from_utf8(after[p].clone()).unwrap();
+    for gone in [
+        "src/api/v1/captain.rs",
+        "src/controller/captain.rs",
+        "src/webhook/v1/mod.rs",
+    ] {
+        assert!(!after.contains_key(gone), "{gone} is still there");
+    }
+    assert!(!dir.join("src/api/v1").exists());
+    for moved in [
+        "src/api/crew/mod.rs",
+        "src/api/crew/v1/captain.rs",
+        "src/controller/crew/captain.rs",
+        "src/controller/apps/deployment.rs",
+        "src/webhook/crew/v1/captain/defaulting.rs",
+    ] {
+        assert!(after.contains_key(moved), "{moved} is missing");
+    }
+    assert!(text("src/controller/crew/captain.rs").contains("use crate::api::crew::v1::Captain;"));
+    assert!(text("src/api/mod.rs").contains("crew::v1::Captain::crd(),"));
+    assert!(text("src/controller/mod.rs").contains("crew::captain::CONTROLLER,"));
+    assert!(text("src/webhook/mod.rs").contains("crew::v1::captain::webhooks(),"));
+    let project = text("PROJECT");
+    assert!(project.contains("multigroup: true"), "{project}");
+    assert!(project.contains("path: crate::api::crew::v1"), "{project}");
+    // A later create api works in the new layout, with another group.
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+            "--make=false",
+        ],
+    );
+    assert!(dir.join("src/api/ship/v1/frigate.rs").exists());
+}
+
+#[test]
+fn license_and_owner_rewrite_the_headers() {
+    let (_tmp, dir) = folder("crew");
+    project(&dir, &[], &CREW[..1]);
+    run_ok(&dir, &["edit", "--license", "copyright", "--owner", "Acme"]);
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(lib.starts_with("// Copyright 2026 Acme.\n\n//!"), "{lib}");
+    run_ok(&dir, &["edit", "--license", "none"]);
+    assert!(!dir.join("hack/boilerplate.rs.txt").exists());
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(lib.starts_with("//!"), "{lib}");
+    run_ok(&dir, &["edit", "--license", "apache2", "--owner", "Zed"]);
+    let captain = std::fs::read_to_string(dir.join("src/api/v1/captain.rs")).unwrap();
+    assert!(
+        captain.starts_with("// Copyright 2026 Zed.\n//\n// Licensed"),
+        "{captain}"
+    );
+}
+
+#[test]
+fn kubebuilder_command_lines() {
+    let (_tmp, dir) = folder("crew");
+    let out = run_ok(
+        &dir,
+        &[
+            "init",
+            "--plugins",
+            "go/v4",
+            "--repo",
+            "sigs.k8s.io/kubebuilder/testdata/project-v4",
+            "--project-version",
+            "3",
+            "--domain",
+            "testproject.org",
+            "--license",
+            "apache2",
+            "--owner",
+            "The Kubernetes authors",
+        ],
+    );
+    assert!(out.contains("note: --plugins go/v4"), "{out}");
+    assert!(out.contains("note: --repo"), "{out}");
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("repo: sigs.k8s.io/kubebuilder/testdata/project-v4"),
+        "{project}"
+    );
+    let out = run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "Navigator",
+            "--controller=true",
+            "--resource=true",
+            "--ssa",
+            "--make=false",
+        ],
+    );
+    assert!(out.contains("note: --ssa"), "{out}");
+    let out = run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Busybox",
+            "--image=busybox:1.36.1",
+            "--plugins=deploy-image.go.kubebuilder.io/v1-alpha",
+            "--make=false",
+        ],
+    );
+    assert!(!out.contains("note: --plugins"), "{out}");
+    assert!(dir.join("src/controller/busybox.rs").exists());
+}
+
+#[test]
+fn copyright_license_and_license_file_at_init() {
+    let (_tmp, dir) = folder("crew");
+    run_ok(&dir, &["init", "--license", "copyright", "--owner", "Acme"]);
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(lib.starts_with("// Copyright 2026 Acme.\n\n"), "{lib}");
+
+    let (_tmp2, dir) = folder("crew2");
+    let header = dir.parent().unwrap().join("header.txt");
+    std::fs::write(&header, "/*\nCopyright 2026 The Kubernetes authors.\n*/\n").unwrap();
+    run_ok(&dir, &["init", "--license-file", header.to_str().unwrap()]);
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.starts_with("/*\nCopyright 2026 The Kubernetes authors.\n*/\n\n"),
+        "{lib}"
+    );
+}
+
+#[test]
+fn refusals() {
+    let (_tmp, dir) = folder("crew");
+    project(
+        &dir,
+        &["--multigroup"],
+        &["create api --group ship --version v1 --kind Frigate"],
+    );
+    assert_refused(
+        &dir,
+        &["edit", "--multigroup=false"],
+        &["cannot leave the multigroup layout"],
+    );
+    assert_refused(
+        &dir,
+        &["edit", "--plugins", "grafana.kubebuilder.io/v1-alpha"],
+        &["--plugins", "grafana plugin"],
+    );
+    assert_refused(&dir, &["edit", "--owner", "a\tb"], &["--owner"]);
+    let missing = dir.join("no-such-header.txt");
+    assert_refused(
+        &dir,
+        &["edit", "--license-file", missing.to_str().unwrap()],
+        &["does not exist"],
+    );
+    // A manager.yaml changed where WATCH_NAMESPACE goes: refused, unless --force.
+    let manager = dir.join("config/manager/manager.yaml");
+    let text = std::fs::read_to_string(&manager).unwrap();
+    std::fs::write(
+        &manager,
+        text.replace("        name: manager\n", "        name: mine\n"),
+    )
+    .unwrap();
+    assert_refused(
+        &dir,
+        &["edit", "--namespaced"],
+        &["config/manager/manager.yaml", "--force"],
+    );
+    run_ok(&dir, &["edit", "--namespaced", "--force"]);
+    assert!(
+        std::fs::read_to_string(&manager)
+            .unwrap()
+            .contains("WATCH_NAMESPACE")
+    );
+
+    let (_tmp2, dir) = folder("crew2");
+    assert_refused(&dir, &["edit", "--namespaced"], &["PROJECT"]);
+    assert_refused(
+        &dir,
+        &["init", "--project-version", "2"],
+        &["--project-version", "\"3\""],
+    );
+    assert_refused(
+        &dir,
+        &["init", "--plugins", "go/v3"],
+        &["--plugins", "older"],
+    );
+}
