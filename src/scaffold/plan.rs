@@ -11,7 +11,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 
-use super::{markers, rustfmt};
+use super::{line_endings, markers, rustfmt};
 
 /// What happens to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,13 +34,22 @@ impl Action {
     }
 }
 
-/// What to do when a template's target already exists.
+/// Whose a file rendered from a template is once written: what a later command may do to it.
+///
+/// (A third kind of file is operator-rs's alone and rewritten by every command that changes it:
+/// PROJECT, planned with [`Plan::write`]; `init` writes the runtime crate, and `make manifests`
+/// the generated manifests.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IfExists {
-    /// Refuse, unless the command runs with `--force` (files the user is expected to edit).
-    Error,
-    /// Keep the user's file (files written once and shared by later commands).
-    Skip,
+pub enum Owner {
+    /// A file for the user's code (a kind's types, controller, webhooks, conversions, sample):
+    /// written once; later commands only add lines at its scaffold markers. With `--force` it is
+    /// rendered again only while it is still what operator-rs wrote (see [`Plan::written`]) and
+    /// the options it depends on changed; an edited file is never replaced.
+    User,
+    /// A file shared by kinds (a version's `mod.rs`, a kustomization): written by the first
+    /// command that needs it, then kept, with or without `--force`; later commands add lines at
+    /// its markers.
+    Shared,
 }
 
 /// One planned file.
@@ -60,6 +69,9 @@ pub struct Plan {
     index: BTreeMap<String, usize>,
     /// Files planned with [`Plan::create_formatted`] that rustfmt has yet to format, by path.
     unformatted: BTreeMap<String, Unformatted>,
+    /// What operator-rs wrote at the paths of user files, as far as it can tell (see
+    /// [`Plan::written`]).
+    written: BTreeMap<String, String>,
 }
 
 /// A Rust file rendered from a template, until [`Plan::format_rust`]: the rendered text, and the
@@ -88,7 +100,8 @@ impl MarkerEdit {
 }
 
 impl Plan {
-    /// A plan against the project at `root`; `force` lets [`IfExists::Error`] files be overwritten.
+    /// A plan against the project at `root`; `force` lets [`Owner::User`] files that are still as
+    /// operator-rs wrote them be rendered again.
     pub fn new(root: impl Into<PathBuf>, force: bool) -> Self {
         Self {
             root: root.into(),
@@ -96,7 +109,17 @@ impl Plan {
             changes: Vec::new(),
             index: BTreeMap::new(),
             unformatted: BTreeMap::new(),
+            written: BTreeMap::new(),
         }
+    }
+
+    /// Tells the plan what operator-rs wrote at `path`, a user file: `contents`, the template
+    /// rendered from the options that PROJECT recorded before this command (unformatted, as
+    /// [`Plan::create_formatted`] gets it). A file on disk that is that render (formatted or not,
+    /// whatever its line endings) is operator-rs's still, and `--force` may render it again; one
+    /// that differs was edited, and is never replaced. Without a record a file is the user's.
+    pub fn written(&mut self, path: &str, contents: String) {
+        self.written.insert(path.to_string(), contents);
     }
 
     pub fn root(&self) -> &Path {
@@ -124,19 +147,16 @@ impl Plan {
         }
     }
 
-    /// Plans a file rendered from a template, following its [`IfExists`] policy.
-    pub fn create(&mut self, path: &str, contents: String, if_exists: IfExists) -> Result<()> {
+    /// Plans a file rendered from a template, following its [`Owner`]'s rules.
+    pub fn create(&mut self, path: &str, contents: String, owner: Owner) -> Result<()> {
         check_relative(path)?;
-        match self.read_disk(path)? {
-            None => self.stage(path, contents, Action::Create),
-            Some(existing) if existing == contents => Ok(()),
-            Some(_) => match if_exists {
-                IfExists::Skip => Ok(()),
-                IfExists::Error if self.force => self.stage(path, contents, Action::Overwrite),
-                IfExists::Error => {
-                    bail!("{path} already exists; rerun with --force to overwrite it")
-                }
-            },
+        match self.decide(path, &contents, owner, false)? {
+            Some((action, Some(existing))) => {
+                let contents = line_endings::like(&existing, &contents);
+                self.stage(path, contents, action)
+            }
+            Some((action, None)) => self.stage(path, contents, action),
+            None => Ok(()),
         }
     }
 
@@ -144,29 +164,13 @@ impl Plan {
     /// it is written, as `cargo fmt` would (long kind or group names can change rustfmt's layout),
     /// all such files in one process, in [`Plan::format_rust`]. Until then [`Plan::read`] gives
     /// it unformatted. Other files are planned as [`Plan::create`] plans them.
-    pub fn create_formatted(
-        &mut self,
-        path: &str,
-        contents: String,
-        if_exists: IfExists,
-    ) -> Result<()> {
+    pub fn create_formatted(&mut self, path: &str, contents: String, owner: Owner) -> Result<()> {
         if !path.ends_with(".rs") {
-            return self.create(path, contents, if_exists);
+            return self.create(path, contents, owner);
         }
         check_relative(path)?;
-        // A file that differs from the new one only in layout is no conflict: decide that now,
-        // before refusing (a rustfmt process of its own, on this path only).
-        if if_exists == IfExists::Error
-            && !self.force
-            && let Some(existing) = self.read_disk(path)?
-            && existing != contents
-            && format_one(&self.root, &contents) == existing
-        {
-            return Ok(());
-        }
-        self.create(path, contents.clone(), if_exists)?;
-        let staged = self.index.get(path).map(|&i| &self.changes[i]);
-        if staged.is_some_and(|c| c.contents == contents) {
+        if let Some((action, _)) = self.decide(path, &contents, owner, true)? {
+            self.stage(path, contents.clone(), action)?;
             let unformatted = Unformatted {
                 rendered: contents,
                 edits: Vec::new(),
@@ -174,6 +178,54 @@ impl Plan {
             self.unformatted.insert(path.to_string(), unformatted);
         }
         Ok(())
+    }
+
+    /// Whether a template's file is written, and how: None keeps the file on disk as it is. The
+    /// action comes with the text on disk, whose line endings a replacement keeps. `rust`: the
+    /// file is formatted before it is written, so a file on disk that is a render formatted is
+    /// that render.
+    fn decide(
+        &self,
+        path: &str,
+        contents: &str,
+        owner: Owner,
+        rust: bool,
+    ) -> Result<Option<(Action, Option<String>)>> {
+        let Some(existing) = self.read_disk(path)? else {
+            return Ok(Some((Action::Create, None)));
+        };
+        if existing == contents || owner == Owner::Shared {
+            return Ok(None);
+        }
+        let before = self.written.get(path);
+        // The options the file depends on are unchanged: it stays as it is, edited or not.
+        if before.is_some_and(|before| before == contents) {
+            return Ok(None);
+        }
+        // Whether the file on disk is `render`: formatted or not, in any line endings.
+        let on_disk = line_endings::to_lf(&existing);
+        let is = |render: &str| {
+            *on_disk == *render || (rust && format_one(&self.root, render) == *on_disk)
+        };
+        if is(contents) {
+            return Ok(None);
+        }
+        match before {
+            Some(_) if !self.force => {
+                bail!("{path} already exists; rerun with --force to render it again")
+            }
+            Some(before) if is(before) => Ok(Some((Action::Overwrite, Some(existing)))),
+            Some(_) => bail!(
+                "{path} was edited since operator-rs wrote it, and these options would change \
+                 it: operator-rs never replaces your code, even with --force; make the change by \
+                 hand, or move the file away and run the command again to have it written afresh"
+            ),
+            None => bail!(
+                "{path} already exists and is not a file operator-rs wrote for these options: \
+                 operator-rs never replaces your code, even with --force; move it away and run \
+                 the command again"
+            ),
+        }
     }
 
     /// Whether [`Plan::format_rust`] has work to do.
@@ -206,13 +258,16 @@ impl Plan {
                 text = edit.apply(path, &text)?;
             }
             let i = self.index[path];
-            if self.changes[i].action == Action::Overwrite {
-                // As if the formatted file had been planned: the same as on disk is no change, and
-                // inserting into the file on disk is an update.
-                let disk = self.read_disk(path)?;
-                if disk.as_deref() == Some(text.as_str()) {
+            if self.changes[i].action == Action::Overwrite
+                && let Some(disk) = self.read_disk(path)?
+            {
+                // A replaced file keeps its line endings. As if the formatted file had been
+                // planned: the same as on disk is no change, and inserting into the file on disk
+                // is an update.
+                text = line_endings::like(&disk, &text);
+                if disk == text {
                     dropped.push(i);
-                } else if disk.as_deref() == Some(formatted.as_str()) {
+                } else if disk == line_endings::like(&disk, &formatted) {
                     self.changes[i].action = Action::Update;
                 }
             }
@@ -355,18 +410,70 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "mine").unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        let err = plan
-            .create("a.txt", "new".into(), IfExists::Error)
-            .unwrap_err();
-        assert!(err.to_string().contains("--force"), "{err}");
-        plan.create("a.txt", "new".into(), IfExists::Skip).unwrap();
+        let err = plan.create("a.txt", "new".into(), Owner::User).unwrap_err();
+        assert!(
+            err.to_string().contains("never replaces your code"),
+            "{err}"
+        );
+        plan.create("a.txt", "new".into(), Owner::Shared).unwrap();
         assert!(plan.changes().is_empty());
 
+        // A file operator-rs wrote for other options: --force renders it again.
+        plan.written("a.txt", "mine".into());
+        let err = plan.create("a.txt", "new".into(), Owner::User).unwrap_err();
+        assert!(err.to_string().contains("--force"), "{err}");
         let mut forced = Plan::new(dir.path(), true);
-        forced
-            .create("a.txt", "new".into(), IfExists::Error)
-            .unwrap();
+        forced.written("a.txt", "mine".into());
+        forced.create("a.txt", "new".into(), Owner::User).unwrap();
         assert_eq!(forced.changes()[0].action, Action::Overwrite);
+    }
+
+    /// User code is never overwritten: a user file that differs from what operator-rs wrote is
+    /// kept when the options are the same, and refused when they changed, even with --force.
+    #[test]
+    fn edited_user_files_are_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "written\nedited\n").unwrap();
+        let mut plan = Plan::new(dir.path(), true);
+        // Same options: the edited file stays as it is.
+        plan.written("a.txt", "written\n".into());
+        plan.create("a.txt", "written\n".into(), Owner::User)
+            .unwrap();
+        assert!(plan.changes().is_empty());
+        // New options: refused, naming the file.
+        let err = plan
+            .create("a.txt", "new\n".into(), Owner::User)
+            .unwrap_err();
+        let err = err.to_string();
+        assert!(err.starts_with("a.txt was edited"), "{err}");
+        assert!(err.contains("even with --force"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        // Not written by operator-rs at all: refused too.
+        std::fs::write(dir.path().join("b.txt"), "mine\n").unwrap();
+        let err = plan
+            .create("b.txt", "new\n".into(), Owner::User)
+            .unwrap_err();
+        assert!(err.to_string().starts_with("b.txt already exists"), "{err}");
+        assert!(plan.changes().is_empty());
+    }
+
+    /// A file checked out with CRLF line endings is still what operator-rs wrote, and keeps its
+    /// line endings when --force renders it again.
+    #[test]
+    fn crlf_checkouts_are_unedited_and_keep_their_line_endings() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "a: 1\r\nb: 2\r\n").unwrap();
+        let mut plan = Plan::new(dir.path(), true);
+        plan.written("a.yaml", "a: 1\nb: 2\n".into());
+        plan.create("a.yaml", "a: 1\nb: 3\n".into(), Owner::User)
+            .unwrap();
+        assert_eq!(plan.changes()[0].action, Action::Overwrite);
+        assert_eq!(plan.changes()[0].contents, "a: 1\r\nb: 3\r\n");
+        // Line endings alone are no change.
+        let mut plan = Plan::new(dir.path(), true);
+        plan.create("a.yaml", "a: 1\nb: 2\n".into(), Owner::User)
+            .unwrap();
+        assert!(plan.changes().is_empty());
     }
 
     #[test]
@@ -376,7 +483,7 @@ mod tests {
         plan.create(
             "k.yaml",
             "r:\n# +operator-rs:scaffold:x\n".into(),
-            IfExists::Error,
+            Owner::User,
         )
         .unwrap();
         plan.insert("k.yaml", "x", "- a").unwrap();
@@ -402,13 +509,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("edited.rs"), MARKED).unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create_formatted("new.rs", MARKED.into(), IfExists::Error)
+        plan.create_formatted("new.rs", MARKED.into(), Owner::User)
             .unwrap();
         // Fragments are written formatted; they are inserted again into the formatted text.
         plan.insert("new.rs", "items", "fn g(a:u8) {}").unwrap();
-        plan.create("plain.rs", MESSY.into(), IfExists::Error)
-            .unwrap();
-        plan.create_formatted("a.yaml", "a:  1\n".into(), IfExists::Error)
+        plan.create("plain.rs", MESSY.into(), Owner::User).unwrap();
+        plan.create_formatted("a.yaml", "a:  1\n".into(), Owner::User)
             .unwrap();
         plan.insert("edited.rs", "items", "fn g() {}").unwrap();
         assert!(plan.needs_rustfmt());
@@ -446,7 +552,7 @@ mod tests {
         std::fs::write(dir.path().join("b.rs"), &on_disk).unwrap();
         // Without --force: no conflict, nothing planned.
         let mut plan = Plan::new(dir.path(), false);
-        plan.create_formatted("a.rs", MARKED.into(), IfExists::Error)
+        plan.create_formatted("a.rs", MARKED.into(), Owner::User)
             .unwrap();
         assert!(plan.changes().is_empty());
 
@@ -454,7 +560,7 @@ mod tests {
         // where a fragment is inserted into the file on disk).
         let mut plan = Plan::new(dir.path(), true);
         for path in ["a.rs", "b.rs"] {
-            plan.create_formatted(path, MARKED.into(), IfExists::Error)
+            plan.create_formatted(path, MARKED.into(), Owner::User)
                 .unwrap();
         }
         plan.insert("b.rs", "items", "fn g() {}").unwrap();
@@ -470,7 +576,7 @@ mod tests {
     fn other_edits_format_the_file_first() {
         let dir = tempfile::tempdir().unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create_formatted("a.rs", MESSY.into(), IfExists::Error)
+        plan.create_formatted("a.rs", MESSY.into(), Owner::User)
             .unwrap();
         plan.edit("a.rs", |t| Ok(format!("{t}// end\n"))).unwrap();
         assert!(!plan.needs_rustfmt());
