@@ -28,7 +28,7 @@ use crate::cli::CreateWebhookArgs;
 use crate::context::project_context;
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::project::{self, Project, Resource};
-use crate::scaffold::Plan;
+use crate::scaffold::{Plan, line_endings};
 
 /// The Kubernetes config of the webhook server and the modules of the group, version and kind:
 /// written by the first webhook that needs them, then kept. The webhook machinery itself is the
@@ -947,13 +947,15 @@ fn make_hub_the_storage_version(
         )
     };
     let hub_file = file_of(hub.as_str());
-    let Some(hub_text) = plan.read(&hub_file)? else {
+    let Some(hub_original) = plan.read(&hub_file)? else {
         return Ok(Some(format!(
             "{hub_file} not found: make {} the storage version of {} by hand",
             hub.as_str(),
             kind.as_str()
         )));
     };
+    // Files checked out with CRLF line endings compare as LF, and keep their line endings.
+    let hub_text = line_endings::to_lf(&hub_original).into_owned();
     let hub_marked = format!("{status_line}{block}");
     if !hub_text.contains(&hub_marked) {
         // Already the storage version (or edited by hand: the user decides).
@@ -976,18 +978,21 @@ fn make_hub_the_storage_version(
             && r.version != hub.as_str()
     }) {
         let file = file_of(&r.version);
-        if let Some(text) = plan.read(&file)?
+        if let Some(original) = plan.read(&file)?
+            && let text = line_endings::to_lf(&original).into_owned()
             && text.contains(&status_line)
             && !text.contains(&block)
         {
-            storage.push((file, text));
+            storage.push((file, original, text));
         }
     }
-    let [(file, text)] = storage.as_slice() else {
+    let [(file, original, text)] = storage.as_slice() else {
         return Ok(manual());
     };
-    plan.write(&hub_file, hub_text.replacen(&hub_marked, &status_line, 1))?;
-    plan.write(file, text.replacen(&status_line, &hub_marked, 1))?;
+    let hub_new = hub_text.replacen(&hub_marked, &status_line, 1);
+    plan.write(&hub_file, line_endings::like(&hub_original, &hub_new))?;
+    let new = text.replacen(&status_line, &hub_marked, 1);
+    plan.write(file, line_endings::like(original, &new))?;
     Ok(None)
 }
 

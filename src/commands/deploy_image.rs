@@ -13,7 +13,7 @@ use super::resource::{InsertRow, TemplateRow, insert, user_file};
 use crate::cli::DeployImageArgs;
 use crate::names::{InvalidInput, Kind, rust_str_literal};
 use crate::project::{Project, yaml_str};
-use crate::scaffold::Plan;
+use crate::scaffold::{Plan, line_endings};
 
 /// The plugin's key in PROJECT, after kubebuilder's `deploy-image.go.kubebuilder.io/v1-alpha`
 /// (`rust.operator-rs.io` is this tool's layout; the generated code is Rust, not Go).
@@ -380,7 +380,9 @@ impl SpecShape {
 /// config/manager/manager.yaml (kubebuilder inserts it after `name: manager` too). An existing
 /// variable of that name gets the new image; nothing else in the file changes.
 pub fn add_image_env(plan: &mut Plan, name: &str, image: &str) -> Result<()> {
-    plan.edit(MANAGER_YAML, |text| set_env(text, name, image))
+    plan.edit(MANAGER_YAML, |text| {
+        line_endings::edit_lf(text, |text| set_env(text, name, image))
+    })
 }
 
 fn set_env(text: &str, name: &str, image: &str) -> Result<String> {

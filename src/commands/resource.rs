@@ -11,7 +11,7 @@ use tera::Context;
 use crate::builtin::{self, BuiltinKind};
 use crate::context::BOILERPLATE_FILE;
 use crate::names::{Group, InvalidInput, Kind, Version};
-use crate::scaffold::{Owner, Plan, templates};
+use crate::scaffold::{Owner, Plan, line_endings, templates};
 
 /// Which projects a row applies to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -116,9 +116,11 @@ pub(crate) fn find_builtin(
     }
 }
 
+/// The license header of generated files, with LF line endings whatever the file's (the files it
+/// heads are written with LF line endings).
 pub(crate) fn read_boilerplate(dir: &Path) -> Result<String> {
     match std::fs::read_to_string(dir.join(BOILERPLATE_FILE)) {
-        Ok(text) => Ok(text),
+        Ok(text) => Ok(line_endings::to_lf(&text).into_owned()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
         Err(err) => Err(err).with_context(|| format!("reading {BOILERPLATE_FILE}")),
     }
