@@ -212,8 +212,21 @@ fn edited_declarations_are_not_added_again() {
     );
 }
 
-/// `cargo fmt` reflows the lines inserted for long names (a `pub use` over several lines, with
-/// rustfmt's trailing comma): commands run afterwards find them and add nothing twice.
+/// Whether rustfmt leaves the project's Rust files as they are (`cargo fmt --check`).
+fn rustfmt_check(dir: &Path) -> bool {
+    Command::new("rustfmt")
+        .args(["--edition", "2024", "--check", "src/lib.rs", "src/main.rs"])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// `cargo fmt` reflows the lines inserted for long names that a project generated without
+/// rustfmt has (a `pub use` over several lines, with rustfmt's trailing comma): commands run
+/// afterwards find them and add nothing twice. With rustfmt, operator-rs writes those lines
+/// reflowed itself: the project stays `cargo fmt --check` clean.
 #[test]
 fn lines_reflowed_by_rustfmt_are_found() {
     let rustfmt = Command::new("rustfmt").arg("--version").output();
@@ -230,9 +243,17 @@ fn lines_reflowed_by_rustfmt_are_found() {
         ),
     ];
     let (_tmp, dir) = init("crew-operator", &[]);
+    // Without rustfmt on the PATH, the inserted lines stay as long as they are.
+    let no_tools = tempfile::tempdir().unwrap();
     for command in &commands {
-        run(&dir, command);
+        let out = support::operator_rs(&dir)
+            .env("PATH", no_tools.path())
+            .args(argv(command))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{command}: {out:?}");
     }
+    assert!(!rustfmt_check(&dir), "the long lines are there");
     // `cargo fmt`: rustfmt on the crate roots formats every module.
     let status = Command::new("rustfmt")
         .args(["--edition", "2024", "src/lib.rs", "src/main.rs"])
@@ -253,7 +274,7 @@ fn lines_reflowed_by_rustfmt_are_found() {
         formatted == tree(&dir),
         "--force changed the formatted tree"
     );
-    // More versions and kinds: their lines are added next to the reflowed ones.
+    // More versions and kinds: their lines are added next to the reflowed ones, reflowed too.
     run(
         &dir,
         &format!("create api --group crew --version v3 --kind {kind} --controller=false"),
@@ -265,8 +286,15 @@ fn lines_reflowed_by_rustfmt_are_found() {
         ),
     );
     run(&dir, "create api --group crew --version v1 --kind Captain");
+    run(
+        &dir,
+        &format!(
+            "create webhook --group crew --version v2 --kind {kind} --programmatic-validation"
+        ),
+    );
     assert_tree_parses(&dir);
     assert_nothing_twice(&dir);
+    assert!(rustfmt_check(&dir), "cargo fmt --check fails");
     let modules = read(&dir, "src/api/v1/mod.rs");
     assert!(
         modules.contains(
@@ -274,6 +302,12 @@ fn lines_reflowed_by_rustfmt_are_found() {
         ),
         "{modules}"
     );
+    // The same commands in a project made with rustfmt: clean all along.
+    let (_tmp, fresh) = init("crew-operator", &[]);
+    for command in &commands {
+        run(&fresh, command);
+        assert!(rustfmt_check(&fresh), "{command}: cargo fmt --check fails");
+    }
 }
 
 /// A marker edited beyond recognition (its `+` or its name changed, or moved after code) is not

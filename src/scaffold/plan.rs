@@ -5,7 +5,7 @@
 //! Because a plan holds final file contents, the same planner feeds dry runs, snapshot tests and
 //! real runs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
@@ -18,7 +18,8 @@ use super::{line_endings, markers, rustfmt};
 pub enum Action {
     /// A new file.
     Create,
-    /// An existing file replaced by a fresh render (only with `--force`, or for generated files).
+    /// An existing file replaced by a fresh render (`--force`, for a file still as operator-rs
+    /// wrote it).
     Overwrite,
     /// An existing file edited in place (marker insertions, PROJECT).
     Update,
@@ -67,36 +68,15 @@ pub struct Plan {
     force: bool,
     changes: Vec<Change>,
     index: BTreeMap<String, usize>,
-    /// Files planned with [`Plan::create_formatted`] that rustfmt has yet to format, by path.
-    unformatted: BTreeMap<String, Unformatted>,
+    /// Files planned with [`Plan::create_formatted`] that rustfmt has yet to format: the
+    /// rendered text, by path (the planned text may have marker edits since).
+    unformatted: BTreeMap<String, String>,
+    /// Rust files on disk edited at their markers: formatted in [`Plan::format_rust`] if
+    /// rustfmt leaves them as they were.
+    edited: BTreeSet<String>,
     /// What operator-rs wrote at the paths of user files, as far as it can tell (see
     /// [`Plan::written`]).
     written: BTreeMap<String, String>,
-}
-
-/// A Rust file rendered from a template, until [`Plan::format_rust`]: the rendered text, and the
-/// marker edits made to the file since, to make again on the formatted text.
-#[derive(Debug, Clone)]
-struct Unformatted {
-    rendered: String,
-    edits: Vec<MarkerEdit>,
-}
-
-#[derive(Debug, Clone)]
-enum MarkerEdit {
-    Insert { marker: String, fragment: String },
-    Uncomment { block: String },
-}
-
-impl MarkerEdit {
-    fn apply(&self, path: &str, text: &str) -> Result<String> {
-        match self {
-            MarkerEdit::Insert { marker, fragment } => {
-                markers::insert(path, text, marker, fragment)
-            }
-            MarkerEdit::Uncomment { block } => markers::uncomment(path, text, block),
-        }
-    }
 }
 
 impl Plan {
@@ -109,6 +89,7 @@ impl Plan {
             changes: Vec::new(),
             index: BTreeMap::new(),
             unformatted: BTreeMap::new(),
+            edited: BTreeSet::new(),
             written: BTreeMap::new(),
         }
     }
@@ -171,11 +152,7 @@ impl Plan {
         check_relative(path)?;
         if let Some((action, _)) = self.decide(path, &contents, owner, true)? {
             self.stage(path, contents.clone(), action)?;
-            let unformatted = Unformatted {
-                rendered: contents,
-                edits: Vec::new(),
-            };
-            self.unformatted.insert(path.to_string(), unformatted);
+            self.unformatted.insert(path.to_string(), contents);
         }
         Ok(())
     }
@@ -230,47 +207,89 @@ impl Plan {
 
     /// Whether [`Plan::format_rust`] has work to do.
     pub fn needs_rustfmt(&self) -> bool {
-        !self.unformatted.is_empty()
+        !self.unformatted.is_empty() || !self.edited.is_empty()
     }
 
-    /// Formats the files planned with [`Plan::create_formatted`] as they were rendered, all in one
-    /// rustfmt process, then makes the marker edits of later steps again on the formatted texts.
-    /// Fragments are written formatted and are not formatted again, so a fragment inserted twice
-    /// is found and not duplicated. A file that ends up as it is on disk is dropped from the plan.
-    /// Without rustfmt, the texts stay as they are.
+    /// Formats Rust files as `cargo fmt` would, all in one rustfmt process: the files planned
+    /// with [`Plan::create_formatted`], with the lines inserted at their markers since, and the
+    /// files on disk edited at their markers if rustfmt leaves them as they were (a file the user
+    /// does not format stays as it is, but for the inserted lines). Inserted lines that a long
+    /// name makes too long are so reflowed as `cargo fmt` would; markers find them all the same.
+    /// A file that ends up as it is on disk is dropped from the plan. Without rustfmt, the texts
+    /// stay as they are.
     pub fn format_rust(&mut self) -> Result<()> {
-        let unformatted = std::mem::take(&mut self.unformatted);
-        self.format(unformatted)
+        let rendered = std::mem::take(&mut self.unformatted);
+        let edited = std::mem::take(&mut self.edited);
+        self.format(rendered, edited)
     }
 
-    fn format(&mut self, files: BTreeMap<String, Unformatted>) -> Result<()> {
+    fn format(
+        &mut self,
+        rendered: BTreeMap<String, String>,
+        edited: BTreeSet<String>,
+    ) -> Result<()> {
+        // Two texts per file: the render alone and the planned text (a rendered file), or the
+        // file on disk and the planned text (an edited one), both with LF line endings.
+        let mut files = Vec::new();
+        let mut texts = Vec::new();
+        for (path, render) in rendered {
+            let i = self.index[&path];
+            texts.push(render);
+            texts.push(self.changes[i].contents.clone());
+            files.push((i, None));
+        }
+        for path in edited {
+            let Some(&i) = self.index.get(&path) else {
+                continue;
+            };
+            if self.changes[i].action != Action::Update {
+                continue;
+            }
+            let Some(disk) = self.read_disk(&path)? else {
+                continue;
+            };
+            texts.push(line_endings::to_lf(&disk).into_owned());
+            texts.push(line_endings::to_lf(&self.changes[i].contents).into_owned());
+            files.push((i, Some(disk)));
+        }
         if files.is_empty() {
             return Ok(());
         }
-        let (paths, files): (Vec<String>, Vec<Unformatted>) = files.into_iter().unzip();
-        let (texts, edits): (Vec<String>, Vec<Vec<MarkerEdit>>) =
-            files.into_iter().map(|f| (f.rendered, f.edits)).unzip();
-        let formatted = rustfmt::format_all(&self.root, texts);
+        let mut formatted = rustfmt::format_all(&self.root, texts).into_iter();
         let mut dropped = Vec::new();
-        for ((path, edits), formatted) in paths.iter().zip(edits).zip(formatted) {
-            let mut text = formatted.clone();
-            for edit in &edits {
-                text = edit.apply(path, &text)?;
-            }
-            let i = self.index[path];
-            if self.changes[i].action == Action::Overwrite
-                && let Some(disk) = self.read_disk(path)?
-            {
-                // A replaced file keeps its line endings. As if the formatted file had been
-                // planned: the same as on disk is no change, and inserting into the file on disk
-                // is an update.
-                text = line_endings::like(&disk, &text);
-                if disk == text {
-                    dropped.push(i);
-                } else if disk == line_endings::like(&disk, &formatted) {
-                    self.changes[i].action = Action::Update;
+        for (i, disk) in files {
+            let (Some(first), Some(planned)) = (formatted.next(), formatted.next()) else {
+                break;
+            };
+            let path = self.changes[i].path.clone();
+            let text = match disk {
+                // An edited file: formatted only if it was before.
+                Some(disk) => {
+                    if first != *line_endings::to_lf(&disk) {
+                        continue;
+                    }
+                    let text = line_endings::like(&disk, &planned);
+                    if text == disk {
+                        dropped.push(i);
+                    }
+                    text
                 }
-            }
+                // A rendered file replacing one on disk keeps its line endings. As if the
+                // formatted render had been planned: the same as on disk is no change, and
+                // inserting into the file on disk is an update.
+                None => match self.read_disk(&path)? {
+                    Some(disk) if self.changes[i].action == Action::Overwrite => {
+                        let text = line_endings::like(&disk, &planned);
+                        if disk == text {
+                            dropped.push(i);
+                        } else if disk == line_endings::like(&disk, &first) {
+                            self.changes[i].action = Action::Update;
+                        }
+                        text
+                    }
+                    _ => planned,
+                },
+            };
             self.changes[i].contents = text;
         }
         if !dropped.is_empty() {
@@ -286,11 +305,12 @@ impl Plan {
         Ok(())
     }
 
-    /// Formats `path` now if it waits for rustfmt: for edits that are not marker edits, which
-    /// [`Plan::format_rust`] could not make again.
+    /// Formats `path` now if it waits for rustfmt: before edits of the whole text (`edit`,
+    /// `write`), which rustfmt must not undo.
     fn format_now(&mut self, path: &str) -> Result<()> {
+        self.edited.remove(path);
         match self.unformatted.remove_entry(path) {
-            Some(entry) => self.format(BTreeMap::from([entry])),
+            Some(entry) => self.format(BTreeMap::from([entry]), BTreeSet::new()),
             None => Ok(()),
         }
     }
@@ -309,27 +329,16 @@ impl Plan {
 
     /// Plans inserting `fragment` above marker `marker` in `path` (a no-op if it is there).
     pub fn insert(&mut self, path: &str, marker: &str, fragment: &str) -> Result<()> {
-        self.marker_edit(
-            path,
-            MarkerEdit::Insert {
-                marker: marker.to_string(),
-                fragment: fragment.to_string(),
-            },
-        )
+        self.edit_text(path, |text| markers::insert(path, text, marker, fragment))?;
+        if path.ends_with(".rs") && !self.unformatted.contains_key(path) {
+            self.edited.insert(path.to_string());
+        }
+        Ok(())
     }
 
     /// Plans uncommenting `block` in `path` (a no-op if it is active already).
     pub fn uncomment(&mut self, path: &str, block: &str) -> Result<()> {
-        let block = block.to_string();
-        self.marker_edit(path, MarkerEdit::Uncomment { block })
-    }
-
-    fn marker_edit(&mut self, path: &str, edit: MarkerEdit) -> Result<()> {
-        self.edit_text(path, |text| edit.apply(path, text))?;
-        if let Some(file) = self.unformatted.get_mut(path) {
-            file.edits.push(edit);
-        }
-        Ok(())
+        self.edit_text(path, |text| markers::uncomment(path, text, block))
     }
 
     /// Plans an edit of an existing file (or of one planned earlier): `f` gets its text and
@@ -505,18 +514,20 @@ mod tests {
     }
 
     #[test]
-    fn rust_files_from_templates_are_formatted_as_rendered_then_edited() {
+    fn rust_files_are_formatted_with_their_insertions() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("edited.rs"), MARKED).unwrap();
+        let formatted = format!("{CLEAN}// +operator-rs:scaffold:items\n");
+        std::fs::write(dir.path().join("clean.rs"), &formatted).unwrap();
         let mut plan = Plan::new(dir.path(), false);
         plan.create_formatted("new.rs", MARKED.into(), Owner::User)
             .unwrap();
-        // Fragments are written formatted; they are inserted again into the formatted text.
         plan.insert("new.rs", "items", "fn g(a:u8) {}").unwrap();
         plan.create("plain.rs", MESSY.into(), Owner::User).unwrap();
         plan.create_formatted("a.yaml", "a:  1\n".into(), Owner::User)
             .unwrap();
-        plan.insert("edited.rs", "items", "fn g() {}").unwrap();
+        plan.insert("edited.rs", "items", "fn g(a:u8) {}").unwrap();
+        plan.insert("clean.rs", "items", "fn g(a:u8) {}").unwrap();
         assert!(plan.needs_rustfmt());
         assert_eq!(
             plan.read("new.rs").unwrap().unwrap(),
@@ -527,21 +538,22 @@ mod tests {
 
         let contents = |path: &str| plan.read(path).unwrap().unwrap();
         if rustfmt_formats() {
-            assert_eq!(
-                contents("new.rs"),
-                format!("{CLEAN}fn g(a:u8) {{}}\n// +operator-rs:scaffold:items\n")
-            );
+            // Rendered files, and files that were formatted, are formatted with what was
+            // inserted into them.
+            let g = "fn g(a: u8) {}\n// +operator-rs:scaffold:items\n";
+            assert_eq!(contents("new.rs"), format!("{CLEAN}{g}"));
+            assert_eq!(contents("clean.rs"), format!("{CLEAN}{g}"));
         }
-        // Only Rust files planned with create_formatted, and not edits of existing files.
+        // Not Rust files planned with create, nor files the user does not format.
         assert_eq!(contents("plain.rs"), MESSY);
         assert_eq!(contents("a.yaml"), "a:  1\n");
         assert_eq!(
             contents("edited.rs"),
-            "fn f( ) {let x=1;}\nfn g() {}\n// +operator-rs:scaffold:items\n"
+            "fn f( ) {let x=1;}\nfn g(a:u8) {}\n// +operator-rs:scaffold:items\n"
         );
         let actions: Vec<Action> = plan.changes().iter().map(|c| c.action).collect();
         use Action::*;
-        assert_eq!(actions, [Create, Create, Create, Update]);
+        assert_eq!(actions, [Create, Create, Create, Update, Update]);
     }
 
     #[test]
