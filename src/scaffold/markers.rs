@@ -130,11 +130,21 @@ fn module_name(line: &str) -> Option<&str> {
         .filter(|name| name.chars().all(|c| c.is_alphanumeric() || c == '_'))
 }
 
-/// Whether `tokens` declare the module `name` (`mod name;` or `mod name { … }`, any visibility).
+/// Whether `tokens` declare the module `name` at the top level of the file (`mod name;` or
+/// `mod name { … }`, any visibility): a module of that name inside another one is another module.
 fn declares_module(tokens: &[&str], name: &str) -> bool {
-    tokens
-        .windows(3)
-        .any(|w| w[0] == "mod" && w[1] == name && (w[2] == ";" || w[2] == "{"))
+    let mut depth = 0usize;
+    tokens.iter().enumerate().any(|(i, &token)| {
+        match token {
+            "{" => depth += 1,
+            "}" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        depth == 0
+            && token == "mod"
+            && tokens.get(i + 1) == Some(&name)
+            && matches!(tokens.get(i + 2), Some(&";" | &"{"))
+    })
 }
 
 fn is_closing(token: &str) -> bool {
@@ -633,6 +643,10 @@ mod tests {
             insert("m.rs", &text, "api-modules", fragment).unwrap(),
             text
         );
+        // A module of that name inside another one is another module.
+        let text = format!("#[cfg(test)]\nmod tests {{\n    mod v1 {{}}\n}}\n{marker}");
+        let out = insert("m.rs", &text, "api-modules", "pub mod v1;").unwrap();
+        assert_eq!(out, text.replace(marker, &format!("pub mod v1;\n{marker}")));
         // Another module of a longer name is another module.
         let text = format!("pub mod v10;\npub mod v1alpha1;\n{marker}");
         let out = insert("m.rs", &text, "api-modules", "pub mod v1;").unwrap();
