@@ -21,7 +21,7 @@ use operator_rs::commands::init;
 use operator_rs::project::Project;
 use operator_rs::scaffold::{self, Plan};
 use proptest::prelude::*;
-use support::{dirs, folder, operator_rs, run_ok, tree};
+use support::{assert_files_parse, assert_tree_parses, dirs, folder, operator_rs, run_ok, tree};
 use tempfile::TempDir;
 
 // ---------------------------------------------------------------------------------------------
@@ -143,48 +143,6 @@ fn strip_quoted(text: &str) -> String {
         }
     }
     out
-}
-
-/// Every file of `files` (path, contents) parses as what its name says; PROJECT re-loads.
-fn assert_files_parse<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) {
-    for (path, text) in files {
-        if path.starts_with("operator-rs-runtime/") {
-            continue; // operator-rs's own crate, the same bytes in every project
-        }
-        let name = path.rsplit('/').next().unwrap_or(path);
-        if path.ends_with(".yaml") || path.ends_with(".yml") {
-            for doc in serde_yaml::Deserializer::from_str(text) {
-                let parsed = <serde_yaml::Value as serde::Deserialize>::deserialize(doc);
-                assert!(parsed.is_ok(), "{path} is not YAML: {parsed:?}\n{text}");
-            }
-        } else if path.ends_with(".toml") || name == "Cargo.lock" {
-            let parsed = text.parse::<toml_edit::DocumentMut>();
-            assert!(parsed.is_ok(), "{path} is not TOML: {parsed:?}\n{text}");
-        } else if path.ends_with(".rs") {
-            if let Err(err) = syn::parse_file(text) {
-                panic!("{path} is not Rust: {err}\n{text}");
-            }
-            let bad = text
-                .chars()
-                .find(|&c| operator_rs::names::is_format_char(c) || c == '\u{2028}');
-            assert!(bad.is_none(), "{path} has {bad:?}");
-        } else if path == "PROJECT" {
-            let project = Project::parse(text).unwrap_or_else(|e| panic!("PROJECT: {e:#}\n{text}"));
-            project
-                .validate()
-                .unwrap_or_else(|e| panic!("PROJECT: {e:#}\n{text}"));
-            assert_eq!(project.render(), text, "PROJECT does not round-trip");
-        }
-    }
-}
-
-/// Every file in the project folder parses (see [`assert_files_parse`]).
-fn assert_tree_parses(dir: &Path) {
-    let files: Vec<(String, String)> = tree(dir)
-        .into_iter()
-        .filter_map(|(path, bytes)| String::from_utf8(bytes).ok().map(|text| (path, text)))
-        .collect();
-    assert_files_parse(files.iter().map(|(p, t)| (p.as_str(), t.as_str())));
 }
 
 fn read(dir: &Path, path: &str) -> String {

@@ -13,7 +13,8 @@ use tera::Context;
 use super::deploy_image::{self, DeployImage};
 use super::resource::{
     InsertRow, TemplateRow, apply_inserts, find_builtin, group_file, insert, insert_multigroup,
-    kind_file, qualified, read_boilerplate, render_rows, run_make_manifests, shared_file,
+    qualified, read_boilerplate, record_written, render_rows, run_make_manifests, shared_file,
+    user_file,
 };
 use crate::builtin::BuiltinKind;
 use crate::cli::CreateApiArgs;
@@ -22,11 +23,12 @@ use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::project::{self, Api, Project, Resource};
 use crate::scaffold::Plan;
 
-/// The files of a custom resource type itself. They are refused if present (unless `--force`).
-/// (The deploy-image plugin has its own, in `deploy_image::RESOURCE_FILES`.)
+/// The files of a custom resource type itself: the user's once written (`--force` renders them
+/// again only while they are as operator-rs wrote them). (The deploy-image plugin has its own,
+/// in `deploy_image::RESOURCE_FILES`.)
 const RESOURCE_FILES: &[TemplateRow] = &[
-    kind_file("api/src/api/{{ api_dir }}/{{ kind_snake }}.rs"),
-    kind_file("api/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"),
+    user_file("api/src/api/{{ api_dir }}/{{ kind_snake }}.rs"),
+    user_file("api/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"),
 ];
 
 /// Files shared by the kinds: written by the first kind (or version of a kind) that needs them
@@ -43,7 +45,7 @@ const RESOURCE_SHARED_FILES: &[TemplateRow] = &[
 ];
 
 /// Files of a controller for one of the project's own kinds.
-const CONTROLLER_FILES: &[TemplateRow] = &[kind_file(
+const CONTROLLER_FILES: &[TemplateRow] = &[user_file(
     "controller/src/controller/{{ controller_path }}.rs",
 )];
 
@@ -53,7 +55,7 @@ const CONTROLLER_SHARED_FILES: &[TemplateRow] = &[group_file(
 )];
 
 /// Files of a controller for a built-in kind (Deployment, Pod …).
-const BUILTIN_CONTROLLER_FILES: &[TemplateRow] = &[kind_file(
+const BUILTIN_CONTROLLER_FILES: &[TemplateRow] = &[user_file(
     "builtin-controller/src/controller/{{ controller_path }}.rs",
 )];
 
@@ -692,7 +694,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     }
 
     let boilerplate_text = read_boilerplate(dir)?;
-    let ctx = context(
+    let mut ctx = context(
         &project,
         &boilerplate_text,
         &group,
@@ -703,26 +705,55 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
         &builtin,
         &entry,
     );
+    if builtin.is_none()
+        && let Some(storage) = storage_as_it_is(dir, &project, &group, &version, &kind, &ctx)?
+    {
+        ctx.insert("storage", &storage);
+    }
 
     let deploy_image = request.deploy_image.as_ref();
     let mut plan = Plan::new(dir, request.force);
     let multigroup = project.multigroup;
-    if request.resource {
-        let files = match deploy_image {
-            Some(_) => deploy_image::RESOURCE_FILES,
-            None => RESOURCE_FILES,
+    // What operator-rs wrote for the kind before, from the options PROJECT recorded: `--force`
+    // renders a file again only if it is still that (see `Plan::written`).
+    if let Some(entry) = &entry {
+        let before = recorded_request(request, entry, &project);
+        let before_plural = match &builtin {
+            Some(b) => b.plural.to_string(),
+            None => (entry.plural.clone()).unwrap_or_else(|| kind.default_plural()),
         };
-        render_rows(&mut plan, files, &ctx, multigroup)?;
+        let mut before_ctx = context(
+            &project,
+            &boilerplate_text,
+            &group,
+            &version,
+            &kind,
+            &before_plural,
+            &before,
+            &builtin,
+            &Some(entry.clone()),
+        );
+        if let Some(storage) = ctx.get("storage") {
+            before_ctx.insert("storage", storage);
+        }
+        let before_image = before.deploy_image.as_ref();
+        if before.resource {
+            let rows = resource_rows(before_image);
+            record_written(&mut plan, rows, &before_ctx, multigroup)?;
+        }
+        if before.controller {
+            let rows = controller_rows(before_image, builtin.is_some());
+            record_written(&mut plan, rows, &before_ctx, multigroup)?;
+        }
+    }
+    if request.resource {
+        render_rows(&mut plan, resource_rows(deploy_image), &ctx, multigroup)?;
         render_rows(&mut plan, RESOURCE_SHARED_FILES, &ctx, multigroup)?;
         apply_inserts(&mut plan, RESOURCE_INSERTS, &ctx, multigroup)?;
         plan.uncomment("config/default/kustomization.yaml", "- ../crd")?;
     }
     if request.controller {
-        let files = match (deploy_image, &builtin) {
-            (Some(_), _) => deploy_image::CONTROLLER_FILES,
-            (None, Some(_)) => BUILTIN_CONTROLLER_FILES,
-            (None, None) => CONTROLLER_FILES,
-        };
+        let files = controller_rows(deploy_image, builtin.is_some());
         render_rows(&mut plan, files, &ctx, multigroup)?;
         render_rows(&mut plan, CONTROLLER_SHARED_FILES, &ctx, multigroup)?;
         apply_inserts(&mut plan, CONTROLLER_INSERTS, &ctx, multigroup)?;
@@ -753,6 +784,80 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     );
     plan.write(project::FILE, project.render())?;
     Ok(plan)
+}
+
+/// The templates of a kind's types and sample.
+fn resource_rows(deploy_image: Option<&DeployImage>) -> &'static [TemplateRow] {
+    match deploy_image {
+        Some(_) => deploy_image::RESOURCE_FILES,
+        None => RESOURCE_FILES,
+    }
+}
+
+/// The templates of a kind's controller.
+fn controller_rows(deploy_image: Option<&DeployImage>, builtin: bool) -> &'static [TemplateRow] {
+    match (deploy_image, builtin) {
+        (Some(_), _) => deploy_image::CONTROLLER_FILES,
+        (None, true) => BUILTIN_CONTROLLER_FILES,
+        (None, false) => CONTROLLER_FILES,
+    }
+}
+
+/// The request that wrote the kind's files as they are, from what PROJECT recorded: whether it
+/// has types and a controller, its scope, and the deploy-image plugin's options.
+fn recorded_request(request: &Request, entry: &Resource, project: &Project) -> Request {
+    Request {
+        namespaced: entry
+            .api
+            .as_ref()
+            .map_or(request.namespaced, |api| api.namespaced),
+        resource: entry.api.is_some(),
+        controller: entry.controller,
+        deploy_image: DeployImage::recorded(project, &entry.group, &entry.version, &entry.kind),
+        ..request.clone()
+    }
+}
+
+/// Whether this version of the kind is the storage version, as the project has it: as its types
+/// say when they exist (`create webhook --conversion` moves the storage version to the hub, or
+/// the user moved it), else whether it is the hub of the kind's conversion webhook. None: the
+/// rule of a new version applies (see [`context`]).
+fn storage_as_it_is(
+    dir: &Path,
+    project: &Project,
+    group: &Group,
+    version: &Version,
+    kind: &Kind,
+    ctx: &Context,
+) -> Result<Option<bool>> {
+    let api_dir = ctx
+        .get("api_dir")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    let types = format!("src/api/{api_dir}/{}.rs", kind.snake());
+    match std::fs::read_to_string(dir.join(&types)) {
+        Ok(text) => return Ok(Some(!declares_not_storage(&text))),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(anyhow::Error::new(err).context(format!("reading {types}"))),
+    }
+    let hub = project.resources.iter().find(|r| {
+        !r.core
+            && r.group == group.as_str()
+            && r.kind == kind.as_str()
+            && r.webhooks.as_ref().is_some_and(|w| w.conversion)
+    });
+    Ok(hub.map(|hub| hub.version == version.as_str()))
+}
+
+/// Whether Rust types declare `storage = false` (outside comments).
+fn declares_not_storage(text: &str) -> bool {
+    text.lines().map(str::trim).any(|line| {
+        !line.starts_with("//")
+            && line
+                .split_whitespace()
+                .collect::<String>()
+                .contains("storage=false")
+    })
 }
 
 /// Whether the kind is the project's own (a CRD) or a built-in Kubernetes kind.

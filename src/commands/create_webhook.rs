@@ -3,8 +3,9 @@
 //!
 //! Like `create api`, what gets written is data: the template tables and insertion tables below.
 //! Each kind gets a module `src/webhook/[<group>/]<version>/<kind>/` with one file per webhook
-//! type, so adding a second type to a kind renders one more file and inserts single lines at
-//! markers: the files the user already edited are never re-rendered (unless `--force`).
+//! type (and per conversion spoke), so adding a second type or another spoke to a kind renders
+//! one more file and inserts single lines at markers: the files the user already edited are
+//! never rendered again, not even with `--force`.
 //!
 //! The machinery (the traits, the HTTPS server, the webhook configurations) is the runtime
 //! crate's, `operator_rs_runtime::webhook`, and `init` already wires the project's
@@ -19,14 +20,15 @@ use tera::Context;
 use super::deploy_image::SpecShape;
 use super::resource::{
     InsertRow, TemplateRow, apply_inserts, find_builtin, group_file, insert, insert_multigroup,
-    kind_file, qualified, read_boilerplate, render_rows, run_make_manifests, shared_file,
+    qualified, read_boilerplate, record_written, render_rows, run_make_manifests, shared_file,
+    user_file,
 };
 use crate::builtin::{self, BuiltinKind};
 use crate::cli::CreateWebhookArgs;
 use crate::context::project_context;
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::project::{self, Project, Resource};
-use crate::scaffold::Plan;
+use crate::scaffold::{Plan, line_endings};
 
 /// The Kubernetes config of the webhook server and the modules of the group, version and kind:
 /// written by the first webhook that needs them, then kept. The webhook machinery itself is the
@@ -81,7 +83,7 @@ const SHARED_INSERTS: &[InsertRow] = &[
 
 const KIND_MOD: &str = "src/webhook/{{ webhook_dir }}/{{ kind_snake }}/mod.rs";
 
-const DEFAULTING_FILES: &[TemplateRow] = &[kind_file(
+const DEFAULTING_FILES: &[TemplateRow] = &[user_file(
     "webhook/src/webhook/{{ webhook_dir }}/{{ kind_snake }}/defaulting.rs",
 )];
 const DEFAULTING_INSERTS: &[InsertRow] = &[
@@ -89,7 +91,7 @@ const DEFAULTING_INSERTS: &[InsertRow] = &[
     insert(KIND_MOD, "webhook-registrations", "defaulting::webhook(),"),
 ];
 
-const VALIDATION_FILES: &[TemplateRow] = &[kind_file(
+const VALIDATION_FILES: &[TemplateRow] = &[user_file(
     "webhook/src/webhook/{{ webhook_dir }}/{{ kind_snake }}/validation.rs",
 )];
 const VALIDATION_INSERTS: &[InsertRow] = &[
@@ -99,7 +101,7 @@ const VALIDATION_INSERTS: &[InsertRow] = &[
 
 /// The CRD patch is shared by every version of the kind (one CRD), hence kept if present.
 const CONVERSION_FILES: &[TemplateRow] = &[
-    kind_file("webhook/src/webhook/{{ webhook_dir }}/{{ kind_snake }}/conversion.rs"),
+    user_file("webhook/src/webhook/{{ webhook_dir }}/{{ kind_snake }}/conversion.rs"),
     shared_file("webhook/config/crd/patches/webhook_in_{{ crd_patch_name }}.yaml"),
 ];
 const CONVERSION_INSERTS: &[InsertRow] = &[
@@ -123,7 +125,7 @@ const CONVERSION_INSERTS: &[InsertRow] = &[
 ];
 
 /// Rendered once per `--spoke` (with `spoke` and `spoke_api_module` in the context).
-const SPOKE_FILES: &[TemplateRow] = &[kind_file(
+const SPOKE_FILES: &[TemplateRow] = &[user_file(
     "webhook/src/webhook/{{ webhook_dir }}/{{ kind_snake }}/conversion_{{ spoke }}.rs",
 )];
 const SPOKE_INSERTS: &[InsertRow] = &[
@@ -569,6 +571,32 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
     let multigroup = project.multigroup;
     let mut plan = Plan::new(dir, request.force);
     let mut warnings = Vec::new();
+    // What operator-rs wrote for the kind's webhooks before, from what PROJECT recorded: `--force`
+    // renders a file again only if it is still that, and never an edited one (`Plan::written`).
+    let mut before = ctx.clone();
+    let recorded_path =
+        |path: &Option<String>, prefix: &str| path.clone().unwrap_or_else(|| default_path(prefix));
+    before.insert(
+        "defaulting_path",
+        &recorded_path(&recorded.defaulting_path, "mutate"),
+    );
+    before.insert(
+        "validation_path",
+        &recorded_path(&recorded.validation_path, "validate"),
+    );
+    if recorded.defaulting {
+        record_written(&mut plan, DEFAULTING_FILES, &before, multigroup)?;
+    }
+    if recorded.validation {
+        record_written(&mut plan, VALIDATION_FILES, &before, multigroup)?;
+    }
+    if recorded.conversion {
+        record_written(&mut plan, CONVERSION_FILES, &before, multigroup)?;
+        for spoke in &recorded.spoke {
+            let spoke_ctx = spoke_context(&before, multigroup, &group, spoke);
+            record_written(&mut plan, SPOKE_FILES, &spoke_ctx, multigroup)?;
+        }
+    }
     render_rows(&mut plan, SHARED_FILES, &ctx, multigroup)?;
     apply_inserts(&mut plan, SHARED_INSERTS, &ctx, multigroup)?;
     for block in DEFAULT_UNCOMMENTS {
@@ -584,7 +612,8 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
         apply_inserts(&mut plan, VALIDATION_INSERTS, &ctx, multigroup)?;
         plan.uncomment("config/default/kustomization.yaml", VALIDATION_REPLACEMENTS)?;
     }
-    // With --force, conversion.rs is rendered afresh: every spoke is inserted again.
+    // With --force every recorded spoke is there again: its file if it is missing, its lines if
+    // they are (a spoke's file, like conversion.rs, is the user's once written: see above).
     let mut all_spokes: Vec<String> = if request.conversion && request.force {
         recorded.spoke.clone()
     } else {
@@ -609,9 +638,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
         plan.uncomment("config/default/kustomization.yaml", CONVERSION_NAME_SOURCE)?;
         apply_inserts(&mut plan, CONVERSION_INSERTS, &ctx, multigroup)?;
         for spoke in &all_spokes {
-            let mut spoke_ctx = ctx.clone();
-            spoke_ctx.insert("spoke", spoke);
-            spoke_ctx.insert("spoke_api_module", &api_module(multigroup, &group, spoke));
+            let spoke_ctx = spoke_context(&ctx, multigroup, &group, spoke);
             render_rows(&mut plan, SPOKE_FILES, &spoke_ctx, multigroup)?;
             apply_inserts(&mut plan, SPOKE_INSERTS, &spoke_ctx, multigroup)?;
         }
@@ -804,6 +831,14 @@ fn check_group_module(group: &Group) -> Result<()> {
     Ok(())
 }
 
+/// The context of a spoke's conversions: `ctx` with `spoke` and `spoke_api_module`.
+fn spoke_context(ctx: &Context, multigroup: bool, group: &Group, spoke: &str) -> Context {
+    let mut spoke_ctx = ctx.clone();
+    spoke_ctx.insert("spoke", spoke);
+    spoke_ctx.insert("spoke_api_module", &api_module(multigroup, group, spoke));
+    spoke_ctx
+}
+
 fn api_module(multigroup: bool, group: &Group, version: &str) -> String {
     if multigroup {
         format!("crate::api::{}::{version}", group.module())
@@ -912,13 +947,15 @@ fn make_hub_the_storage_version(
         )
     };
     let hub_file = file_of(hub.as_str());
-    let Some(hub_text) = plan.read(&hub_file)? else {
+    let Some(hub_original) = plan.read(&hub_file)? else {
         return Ok(Some(format!(
             "{hub_file} not found: make {} the storage version of {} by hand",
             hub.as_str(),
             kind.as_str()
         )));
     };
+    // Files checked out with CRLF line endings compare as LF, and keep their line endings.
+    let hub_text = line_endings::to_lf(&hub_original).into_owned();
     let hub_marked = format!("{status_line}{block}");
     if !hub_text.contains(&hub_marked) {
         // Already the storage version (or edited by hand: the user decides).
@@ -941,18 +978,21 @@ fn make_hub_the_storage_version(
             && r.version != hub.as_str()
     }) {
         let file = file_of(&r.version);
-        if let Some(text) = plan.read(&file)?
+        if let Some(original) = plan.read(&file)?
+            && let text = line_endings::to_lf(&original).into_owned()
             && text.contains(&status_line)
             && !text.contains(&block)
         {
-            storage.push((file, text));
+            storage.push((file, original, text));
         }
     }
-    let [(file, text)] = storage.as_slice() else {
+    let [(file, original, text)] = storage.as_slice() else {
         return Ok(manual());
     };
-    plan.write(&hub_file, hub_text.replacen(&hub_marked, &status_line, 1))?;
-    plan.write(file, text.replacen(&status_line, &hub_marked, 1))?;
+    let hub_new = hub_text.replacen(&hub_marked, &status_line, 1);
+    plan.write(&hub_file, line_endings::like(&hub_original, &hub_new))?;
+    let new = text.replacen(&status_line, &hub_marked, 1);
+    plan.write(file, line_endings::like(original, &new))?;
     Ok(None)
 }
 

@@ -9,11 +9,11 @@ use anyhow::{Result, bail};
 use serde_yaml::{Mapping, Value};
 use tera::Context;
 
-use super::resource::{InsertRow, TemplateRow, insert, kind_file};
+use super::resource::{InsertRow, TemplateRow, insert, user_file};
 use crate::cli::DeployImageArgs;
 use crate::names::{InvalidInput, Kind, rust_str_literal};
 use crate::project::{Project, yaml_str};
-use crate::scaffold::Plan;
+use crate::scaffold::{Plan, line_endings};
 
 /// The plugin's key in PROJECT, after kubebuilder's `deploy-image.go.kubebuilder.io/v1-alpha`
 /// (`rust.operator-rs.io` is this tool's layout; the generated code is Rust, not Go).
@@ -24,13 +24,13 @@ pub const PLUGIN_SHORT: &str = "deploy-image/v1-alpha";
 
 /// The kind's files: they replace the plain `create api` templates of the same paths.
 pub(crate) const RESOURCE_FILES: &[TemplateRow] = &[
-    kind_file("deploy-image/src/api/{{ api_dir }}/{{ kind_snake }}.rs"),
-    kind_file("deploy-image/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"),
+    user_file("deploy-image/src/api/{{ api_dir }}/{{ kind_snake }}.rs"),
+    user_file("deploy-image/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"),
 ];
 
 pub(crate) const CONTROLLER_FILES: &[TemplateRow] = &[
-    kind_file("deploy-image/src/controller/{{ controller_path }}.rs"),
-    kind_file("deploy-image/tests/e2e/{{ e2e_module }}.rs"),
+    user_file("deploy-image/src/controller/{{ controller_path }}.rs"),
+    user_file("deploy-image/tests/e2e/{{ e2e_module }}.rs"),
 ];
 
 pub(crate) const INSERTS: &[InsertRow] = &[insert(
@@ -96,6 +96,36 @@ impl DeployImage {
             port,
             run_as_user,
         }))
+    }
+
+    /// The options PROJECT records for group/version/kind, if the plugin wrote that version.
+    pub fn recorded(project: &Project, group: &str, version: &str, kind: &str) -> Option<Self> {
+        let record = records(project).iter().find(|r| {
+            r.get("group").and_then(Value::as_str) == Some(group)
+                && r.get("version").and_then(Value::as_str) == Some(version)
+                && r.get("kind").and_then(Value::as_str) == Some(kind)
+        })?;
+        let option = |name: &str| match record.get("options")?.get(name)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        let command_flag = option("containerCommand");
+        Some(Self {
+            image: option("image")?,
+            command: match &command_flag {
+                Some(flag) => parse_command(flag).ok()?,
+                None => Vec::new(),
+            },
+            command_flag,
+            port: option("containerPort")
+                .map(|p| parse_port(&p))
+                .transpose()
+                .ok()?,
+            run_as_user: (option("runAsUser").map(|u| parse_run_as_user(&u)))
+                .transpose()
+                .ok()?,
+        })
     }
 
     /// The environment variable the manager reads the kind's image from: `MEMCACHED_IMAGE` for
@@ -342,7 +372,9 @@ impl SpecShape {
 /// config/manager/manager.yaml (kubebuilder inserts it after `name: manager` too). An existing
 /// variable of that name gets the new image; nothing else in the file changes.
 pub fn add_image_env(plan: &mut Plan, name: &str, image: &str) -> Result<()> {
-    plan.edit(MANAGER_YAML, |text| set_env(text, name, image))
+    plan.edit(MANAGER_YAML, |text| {
+        line_endings::edit_lf(text, |text| set_env(text, name, image))
+    })
 }
 
 fn set_env(text: &str, name: &str, image: &str) -> Result<String> {

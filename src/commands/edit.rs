@@ -21,7 +21,7 @@ use crate::cli::{EditArgs, License};
 use crate::context::{BOILERPLATE_FILE, project_context};
 use crate::names::{Group, Kind};
 use crate::project::{self, Project};
-use crate::scaffold::{IfExists, Plan, templates};
+use crate::scaffold::{Owner, Plan, templates};
 
 pub fn run(args: &EditArgs, dir: &Path) -> Result<()> {
     let (plan, notes) = plan(args, dir, boilerplate::current_year())?;
@@ -661,7 +661,7 @@ fn to_multigroup(plan: &mut Plan, old: &Project, new: &mut Project, header: &str
 /// Plans a new module file unless it is planned or there already.
 fn create_once(plan: &mut Plan, path: &str, text: String) -> Result<()> {
     if plan.read(path)?.is_none() {
-        plan.create(path, text, IfExists::Error)?;
+        plan.create(path, text, Owner::User)?;
     }
     Ok(())
 }
@@ -686,7 +686,7 @@ fn move_file(plan: &mut Plan, from: &str, to: &str) -> Result<()> {
             "{to} already exists, and edit --multigroup moves {from} there; move {to} away first"
         );
     }
-    plan.create(to, text, IfExists::Error)?;
+    plan.create(to, text, Owner::User)?;
     plan.delete(from)
 }
 

@@ -10,7 +10,7 @@ use crate::context::{BOILERPLATE_FILE, project_context};
 use crate::names::{Domain, InvalidInput, ProjectName};
 use crate::project::{self, LAYOUT, Project};
 use crate::runtime_crate;
-use crate::scaffold::{IfExists, Plan, cargo_lock, templates};
+use crate::scaffold::{Owner, Plan, cargo_lock, templates};
 
 /// Files whose presence means the folder already holds a project (kubebuilder checks the same
 /// three, with `cmd/main.go` in place of `src/main.rs`).
@@ -207,7 +207,7 @@ fn create_new(plan: &mut Plan, path: &str, contents: String) -> Result<()> {
              anything: move {path} away, or run operator-rs init in an empty folder"
         );
     }
-    plan.create(path, contents, IfExists::Error)
+    plan.create(path, contents, Owner::User)
 }
 
 fn folder_name(dir: &Path) -> Result<String> {

@@ -11,7 +11,7 @@ use tera::Context;
 use crate::builtin::{self, BuiltinKind};
 use crate::context::BOILERPLATE_FILE;
 use crate::names::{Group, InvalidInput, Kind, Version};
-use crate::scaffold::{IfExists, Plan, templates};
+use crate::scaffold::{Owner, Plan, line_endings, templates};
 
 /// Which projects a row applies to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -20,31 +20,36 @@ pub(crate) enum Layout {
     MultiGroupOnly,
 }
 
-/// A template (path under `templates/`, itself a tera expression for the output path).
+/// A template (path under `templates/`, itself a tera expression for the output path), and
+/// whose its file is once written.
 pub(crate) struct TemplateRow {
     pub(crate) template: &'static str,
-    pub(crate) if_exists: IfExists,
+    pub(crate) owner: Owner,
     pub(crate) layout: Layout,
 }
 
-pub(crate) const fn kind_file(template: &'static str) -> TemplateRow {
+/// A file for the user's code (a kind's types, controller, sample, webhooks, conversions):
+/// written once, never replaced once edited (see [`Owner::User`]).
+pub(crate) const fn user_file(template: &'static str) -> TemplateRow {
     TemplateRow {
         template,
-        if_exists: IfExists::Error,
+        owner: Owner::User,
         layout: Layout::Any,
     }
 }
+/// A file shared by kinds: written by the first command that needs it, then kept.
 pub(crate) const fn shared_file(template: &'static str) -> TemplateRow {
     TemplateRow {
         template,
-        if_exists: IfExists::Skip,
+        owner: Owner::Shared,
         layout: Layout::Any,
     }
 }
+/// A shared file of multigroup projects only (a group's `mod.rs`).
 pub(crate) const fn group_file(template: &'static str) -> TemplateRow {
     TemplateRow {
         template,
-        if_exists: IfExists::Skip,
+        owner: Owner::Shared,
         layout: Layout::MultiGroupOnly,
     }
 }
@@ -112,10 +117,11 @@ pub(crate) fn find_builtin(
 }
 
 /// The license header of the project (empty when there is none), checked: it goes on top of every
-/// generated Rust file, so it must be comment lines only.
+/// generated Rust file, so it must be comment lines only. With LF line endings whatever the file's
+/// (the files it heads are written with LF line endings).
 pub(crate) fn read_boilerplate(dir: &Path) -> Result<String> {
     let text = match std::fs::read_to_string(dir.join(BOILERPLATE_FILE)) {
-        Ok(text) => text,
+        Ok(text) => line_endings::to_lf(&text).into_owned(),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(err) => return Err(err).with_context(|| format!("reading {BOILERPLATE_FILE}")),
     };
@@ -134,22 +140,49 @@ pub(crate) fn render_rows(
     ctx: &Context,
     multigroup: bool,
 ) -> Result<()> {
-    for row in rows
-        .iter()
-        .filter(|row| row.layout == Layout::Any || multigroup)
-    {
-        // `api/src/api/…` → `src/api/…`: the first segment names the template set.
-        let output = row
-            .template
-            .split_once('/')
-            .map_or(row.template, |(_, rest)| rest);
-        let path = templates::render_str(output, ctx)?;
-        let contents = templates::render(row.template, ctx)?;
+    for (path, contents, owner) in render_each(rows, ctx, multigroup)? {
         // Long kind or group names can change rustfmt's layout: `.rs` files are formatted like
         // `cargo fmt` does, all at once when the plan is finished.
-        plan.create_formatted(&path, contents, row.if_exists)?;
+        plan.create_formatted(&path, contents, owner)?;
     }
     Ok(())
+}
+
+/// Tells `plan` what operator-rs wrote for the user files of `rows` when it ran with the options
+/// of `before`, the context of what PROJECT recorded (see [`Plan::written`]).
+pub(crate) fn record_written(
+    plan: &mut Plan,
+    rows: &[TemplateRow],
+    before: &Context,
+    multigroup: bool,
+) -> Result<()> {
+    for (path, contents, owner) in render_each(rows, before, multigroup)? {
+        if owner == Owner::User {
+            plan.written(&path, contents);
+        }
+    }
+    Ok(())
+}
+
+/// The rows that apply to the layout, rendered: path, contents and owner.
+fn render_each(
+    rows: &[TemplateRow],
+    ctx: &Context,
+    multigroup: bool,
+) -> Result<Vec<(String, String, Owner)>> {
+    rows.iter()
+        .filter(|row| row.layout == Layout::Any || multigroup)
+        .map(|row| {
+            // `api/src/api/…` → `src/api/…`: the first segment names the template set.
+            let output = row
+                .template
+                .split_once('/')
+                .map_or(row.template, |(_, rest)| rest);
+            let path = templates::render_str(output, ctx)?;
+            let contents = templates::render(row.template, ctx)?;
+            Ok((path, contents, row.owner))
+        })
+        .collect()
 }
 
 pub(crate) fn apply_inserts(

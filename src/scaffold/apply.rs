@@ -253,15 +253,14 @@ fn shown<'a>(plan: &Plan, path: &'a Path) -> &'a Path {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scaffold::plan::IfExists;
+    use crate::scaffold::plan::Owner;
 
     #[test]
     fn writes_every_file() {
         let dir = tempfile::tempdir().unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create("a/b/c.txt", "c".into(), IfExists::Error)
-            .unwrap();
-        plan.create("d.txt", "d".into(), IfExists::Error).unwrap();
+        plan.create("a/b/c.txt", "c".into(), Owner::User).unwrap();
+        plan.create("d.txt", "d".into(), Owner::User).unwrap();
         apply(&plan).unwrap();
         assert_eq!(
             fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
@@ -275,11 +274,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("keep.txt"), "original").unwrap();
         let mut plan = Plan::new(dir.path(), true);
-        plan.create("keep.txt", "changed".into(), IfExists::Error)
+        plan.written("keep.txt", "original".into());
+        plan.create("keep.txt", "changed".into(), Owner::User)
             .unwrap();
-        plan.create("new/dir/file.txt", "n".into(), IfExists::Error)
+        plan.create("new/dir/file.txt", "n".into(), Owner::User)
             .unwrap();
-        plan.create("blocker/inside.txt", "b".into(), IfExists::Error)
+        plan.create("blocker/inside.txt", "b".into(), Owner::User)
             .unwrap();
         // A regular file appearing where the plan needs a directory makes staging fail half-way.
         fs::write(dir.path().join("blocker"), "x").unwrap();

@@ -5,6 +5,7 @@ pub mod cargo_lock;
 mod fault;
 mod interrupt;
 pub mod journal;
+pub mod line_endings;
 pub mod lock;
 pub mod markers;
 mod plan;
@@ -13,4 +14,4 @@ pub mod templates;
 
 pub use apply::apply;
 pub use lock::{ProjectLock, lock, refuse_unfinished};
-pub use plan::{Action, Change, IfExists, Plan};
+pub use plan::{Action, Change, Owner, Plan};

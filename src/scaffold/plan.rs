@@ -5,20 +5,21 @@
 //! Because a plan holds final file contents, the same planner feeds dry runs, snapshot tests and
 //! real runs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 
-use super::{markers, rustfmt};
+use super::{line_endings, markers, rustfmt};
 
 /// What happens to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// A new file.
     Create,
-    /// An existing file replaced by a fresh render (only with `--force`, or for generated files).
+    /// An existing file replaced by a fresh render (`--force`, for a file still as operator-rs
+    /// wrote it).
     Overwrite,
     /// An existing file edited in place (marker insertions, PROJECT).
     Update,
@@ -37,13 +38,22 @@ impl Action {
     }
 }
 
-/// What to do when a template's target already exists.
+/// Whose a file rendered from a template is once written: what a later command may do to it.
+///
+/// (A third kind of file is operator-rs's alone and rewritten by every command that changes it:
+/// PROJECT, planned with [`Plan::write`]; `init` writes the runtime crate, and `make manifests`
+/// the generated manifests.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IfExists {
-    /// Refuse, unless the command runs with `--force` (files the user is expected to edit).
-    Error,
-    /// Keep the user's file (files written once and shared by later commands).
-    Skip,
+pub enum Owner {
+    /// A file for the user's code (a kind's types, controller, webhooks, conversions, sample):
+    /// written once; later commands only add lines at its scaffold markers. With `--force` it is
+    /// rendered again only while it is still what operator-rs wrote (see [`Plan::written`]) and
+    /// the options it depends on changed; an edited file is never replaced.
+    User,
+    /// A file shared by kinds (a version's `mod.rs`, a kustomization): written by the first
+    /// command that needs it, then kept, with or without `--force`; later commands add lines at
+    /// its markers.
+    Shared,
 }
 
 /// One planned file.
@@ -61,37 +71,20 @@ pub struct Plan {
     force: bool,
     changes: Vec<Change>,
     index: BTreeMap<String, usize>,
-    /// Files planned with [`Plan::create_formatted`] that rustfmt has yet to format, by path.
-    unformatted: BTreeMap<String, Unformatted>,
-}
-
-/// A Rust file rendered from a template, until [`Plan::format_rust`]: the rendered text, and the
-/// marker edits made to the file since, to make again on the formatted text.
-#[derive(Debug, Clone)]
-struct Unformatted {
-    rendered: String,
-    edits: Vec<MarkerEdit>,
-}
-
-#[derive(Debug, Clone)]
-enum MarkerEdit {
-    Insert { marker: String, fragment: String },
-    Uncomment { block: String },
-}
-
-impl MarkerEdit {
-    fn apply(&self, path: &str, text: &str) -> Result<String> {
-        match self {
-            MarkerEdit::Insert { marker, fragment } => {
-                markers::insert(path, text, marker, fragment)
-            }
-            MarkerEdit::Uncomment { block } => markers::uncomment(path, text, block),
-        }
-    }
+    /// Files planned with [`Plan::create_formatted`] that rustfmt has yet to format: the
+    /// rendered text, by path (the planned text may have marker edits since).
+    unformatted: BTreeMap<String, String>,
+    /// Rust files on disk edited at their markers: formatted in [`Plan::format_rust`] if
+    /// rustfmt leaves them as they were.
+    edited: BTreeSet<String>,
+    /// What operator-rs wrote at the paths of user files, as far as it can tell (see
+    /// [`Plan::written`]).
+    written: BTreeMap<String, String>,
 }
 
 impl Plan {
-    /// A plan against the project at `root`; `force` lets [`IfExists::Error`] files be overwritten.
+    /// A plan against the project at `root`; `force` lets [`Owner::User`] files that are still as
+    /// operator-rs wrote them be rendered again.
     pub fn new(root: impl Into<PathBuf>, force: bool) -> Self {
         Self {
             root: root.into(),
@@ -99,7 +92,18 @@ impl Plan {
             changes: Vec::new(),
             index: BTreeMap::new(),
             unformatted: BTreeMap::new(),
+            edited: BTreeSet::new(),
+            written: BTreeMap::new(),
         }
+    }
+
+    /// Tells the plan what operator-rs wrote at `path`, a user file: `contents`, the template
+    /// rendered from the options that PROJECT recorded before this command (unformatted, as
+    /// [`Plan::create_formatted`] gets it). A file on disk that is that render (formatted or not,
+    /// whatever its line endings) is operator-rs's still, and `--force` may render it again; one
+    /// that differs was edited, and is never replaced. Without a record a file is the user's.
+    pub fn written(&mut self, path: &str, contents: String) {
+        self.written.insert(path.to_string(), contents);
     }
 
     pub fn root(&self) -> &Path {
@@ -128,19 +132,16 @@ impl Plan {
         }
     }
 
-    /// Plans a file rendered from a template, following its [`IfExists`] policy.
-    pub fn create(&mut self, path: &str, contents: String, if_exists: IfExists) -> Result<()> {
+    /// Plans a file rendered from a template, following its [`Owner`]'s rules.
+    pub fn create(&mut self, path: &str, contents: String, owner: Owner) -> Result<()> {
         check_relative(path)?;
-        match self.read_disk(path)? {
-            None => self.stage(path, contents, Action::Create),
-            Some(existing) if existing == contents => Ok(()),
-            Some(_) => match if_exists {
-                IfExists::Skip => Ok(()),
-                IfExists::Error if self.force => self.stage(path, contents, Action::Overwrite),
-                IfExists::Error => {
-                    bail!("{path} already exists; rerun with --force to overwrite it")
-                }
-            },
+        match self.decide(path, &contents, owner, false)? {
+            Some((action, Some(existing))) => {
+                let contents = line_endings::like(&existing, &contents);
+                self.stage(path, contents, action)
+            }
+            Some((action, None)) => self.stage(path, contents, action),
+            None => Ok(()),
         }
     }
 
@@ -148,78 +149,151 @@ impl Plan {
     /// it is written, as `cargo fmt` would (long kind or group names can change rustfmt's layout),
     /// all such files in one process, in [`Plan::format_rust`]. Until then [`Plan::read`] gives
     /// it unformatted. Other files are planned as [`Plan::create`] plans them.
-    pub fn create_formatted(
-        &mut self,
-        path: &str,
-        contents: String,
-        if_exists: IfExists,
-    ) -> Result<()> {
+    pub fn create_formatted(&mut self, path: &str, contents: String, owner: Owner) -> Result<()> {
         if !path.ends_with(".rs") {
-            return self.create(path, contents, if_exists);
+            return self.create(path, contents, owner);
         }
         check_relative(path)?;
-        // A file that differs from the new one only in layout is no conflict: decide that now,
-        // before refusing (a rustfmt process of its own, on this path only).
-        if if_exists == IfExists::Error
-            && !self.force
-            && let Some(existing) = self.read_disk(path)?
-            && existing != contents
-            && format_one(&self.root, &contents) == existing
-        {
-            return Ok(());
-        }
-        self.create(path, contents.clone(), if_exists)?;
-        let staged = self.index.get(path).map(|&i| &self.changes[i]);
-        if staged.is_some_and(|c| c.contents == contents) {
-            let unformatted = Unformatted {
-                rendered: contents,
-                edits: Vec::new(),
-            };
-            self.unformatted.insert(path.to_string(), unformatted);
+        if let Some((action, _)) = self.decide(path, &contents, owner, true)? {
+            self.stage(path, contents.clone(), action)?;
+            self.unformatted.insert(path.to_string(), contents);
         }
         Ok(())
     }
 
+    /// Whether a template's file is written, and how: None keeps the file on disk as it is. The
+    /// action comes with the text on disk, whose line endings a replacement keeps. `rust`: the
+    /// file is formatted before it is written, so a file on disk that is a render formatted is
+    /// that render.
+    fn decide(
+        &self,
+        path: &str,
+        contents: &str,
+        owner: Owner,
+        rust: bool,
+    ) -> Result<Option<(Action, Option<String>)>> {
+        let Some(existing) = self.read_disk(path)? else {
+            return Ok(Some((Action::Create, None)));
+        };
+        if existing == contents || owner == Owner::Shared {
+            return Ok(None);
+        }
+        let before = self.written.get(path);
+        // The options the file depends on are unchanged: it stays as it is, edited or not.
+        if before.is_some_and(|before| before == contents) {
+            return Ok(None);
+        }
+        // Whether the file on disk is `render`: formatted or not, in any line endings.
+        let on_disk = line_endings::to_lf(&existing);
+        let is = |render: &str| {
+            *on_disk == *render || (rust && format_one(&self.root, render) == *on_disk)
+        };
+        if is(contents) {
+            return Ok(None);
+        }
+        match before {
+            Some(_) if !self.force => {
+                bail!("{path} already exists; rerun with --force to render it again")
+            }
+            Some(before) if is(before) => Ok(Some((Action::Overwrite, Some(existing)))),
+            Some(_) => bail!(
+                "{path} was edited since operator-rs wrote it, and these options would change \
+                 it: operator-rs never replaces your code, even with --force; make the change by \
+                 hand, or move the file away and run the command again to have it written afresh"
+            ),
+            None => bail!(
+                "{path} already exists and is not a file operator-rs wrote for these options: \
+                 operator-rs never replaces your code, even with --force; move it away and run \
+                 the command again"
+            ),
+        }
+    }
+
     /// Whether [`Plan::format_rust`] has work to do.
     pub fn needs_rustfmt(&self) -> bool {
-        !self.unformatted.is_empty()
+        !self.unformatted.is_empty() || !self.edited.is_empty()
     }
 
-    /// Formats the files planned with [`Plan::create_formatted`] as they were rendered, all in one
-    /// rustfmt process, then makes the marker edits of later steps again on the formatted texts.
-    /// Fragments are written formatted and are not formatted again, so a fragment inserted twice
-    /// is found and not duplicated. A file that ends up as it is on disk is dropped from the plan.
-    /// Without rustfmt, the texts stay as they are.
+    /// Formats Rust files as `cargo fmt` would, all in one rustfmt process: the files planned
+    /// with [`Plan::create_formatted`], with the lines inserted at their markers since, and the
+    /// files on disk edited at their markers if rustfmt leaves them as they were (a file the user
+    /// does not format stays as it is, but for the inserted lines). Inserted lines that a long
+    /// name makes too long are so reflowed as `cargo fmt` would; markers find them all the same.
+    /// A file that ends up as it is on disk is dropped from the plan. Without rustfmt, the texts
+    /// stay as they are.
     pub fn format_rust(&mut self) -> Result<()> {
-        let unformatted = std::mem::take(&mut self.unformatted);
-        self.format(unformatted)
+        let rendered = std::mem::take(&mut self.unformatted);
+        let edited = std::mem::take(&mut self.edited);
+        self.format(rendered, edited)
     }
 
-    fn format(&mut self, files: BTreeMap<String, Unformatted>) -> Result<()> {
+    fn format(
+        &mut self,
+        rendered: BTreeMap<String, String>,
+        edited: BTreeSet<String>,
+    ) -> Result<()> {
+        // Two texts per file: the render alone and the planned text (a rendered file), or the
+        // file on disk and the planned text (an edited one), both with LF line endings.
+        let mut files = Vec::new();
+        let mut texts = Vec::new();
+        for (path, render) in rendered {
+            let i = self.index[&path];
+            texts.push(render);
+            texts.push(self.changes[i].contents.clone());
+            files.push((i, None));
+        }
+        for path in edited {
+            let Some(&i) = self.index.get(&path) else {
+                continue;
+            };
+            if self.changes[i].action != Action::Update {
+                continue;
+            }
+            let Some(disk) = self.read_disk(&path)? else {
+                continue;
+            };
+            texts.push(line_endings::to_lf(&disk).into_owned());
+            texts.push(line_endings::to_lf(&self.changes[i].contents).into_owned());
+            files.push((i, Some(disk)));
+        }
         if files.is_empty() {
             return Ok(());
         }
-        let (paths, files): (Vec<String>, Vec<Unformatted>) = files.into_iter().unzip();
-        let (texts, edits): (Vec<String>, Vec<Vec<MarkerEdit>>) =
-            files.into_iter().map(|f| (f.rendered, f.edits)).unzip();
-        let formatted = rustfmt::format_all(&self.root, texts);
+        let mut formatted = rustfmt::format_all(&self.root, texts).into_iter();
         let mut dropped = Vec::new();
-        for ((path, edits), formatted) in paths.iter().zip(edits).zip(formatted) {
-            let mut text = formatted.clone();
-            for edit in &edits {
-                text = edit.apply(path, &text)?;
-            }
-            let i = self.index[path];
-            if self.changes[i].action == Action::Overwrite {
-                // As if the formatted file had been planned: the same as on disk is no change, and
-                // inserting into the file on disk is an update.
-                let disk = self.read_disk(path)?;
-                if disk.as_deref() == Some(text.as_str()) {
-                    dropped.push(i);
-                } else if disk.as_deref() == Some(formatted.as_str()) {
-                    self.changes[i].action = Action::Update;
+        for (i, disk) in files {
+            let (Some(first), Some(planned)) = (formatted.next(), formatted.next()) else {
+                break;
+            };
+            let path = self.changes[i].path.clone();
+            let text = match disk {
+                // An edited file: formatted only if it was before.
+                Some(disk) => {
+                    if first != *line_endings::to_lf(&disk) {
+                        continue;
+                    }
+                    let text = line_endings::like(&disk, &planned);
+                    if text == disk {
+                        dropped.push(i);
+                    }
+                    text
                 }
-            }
+                // A rendered file replacing one on disk keeps its line endings. As if the
+                // formatted render had been planned: the same as on disk is no change, and
+                // inserting into the file on disk is an update.
+                None => match self.read_disk(&path)? {
+                    Some(disk) if self.changes[i].action == Action::Overwrite => {
+                        let text = line_endings::like(&disk, &planned);
+                        if disk == text {
+                            dropped.push(i);
+                        } else if disk == line_endings::like(&disk, &first) {
+                            self.changes[i].action = Action::Update;
+                        }
+                        text
+                    }
+                    _ => planned,
+                },
+            };
             self.changes[i].contents = text;
         }
         if !dropped.is_empty() {
@@ -235,11 +309,12 @@ impl Plan {
         Ok(())
     }
 
-    /// Formats `path` now if it waits for rustfmt: for edits that are not marker edits, which
-    /// [`Plan::format_rust`] could not make again.
+    /// Formats `path` now if it waits for rustfmt: before edits of the whole text (`edit`,
+    /// `write`), which rustfmt must not undo.
     fn format_now(&mut self, path: &str) -> Result<()> {
+        self.edited.remove(path);
         match self.unformatted.remove_entry(path) {
-            Some(entry) => self.format(BTreeMap::from([entry])),
+            Some(entry) => self.format(BTreeMap::from([entry]), BTreeSet::new()),
             None => Ok(()),
         }
     }
@@ -276,34 +351,16 @@ impl Plan {
 
     /// Plans inserting `fragment` above marker `marker` in `path` (a no-op if it is there).
     pub fn insert(&mut self, path: &str, marker: &str, fragment: &str) -> Result<()> {
-        let fragment = if path.ends_with(".rs") && is_long_items(fragment) {
-            // A long kind or group name can push a `pub use` line past rustfmt's width; rustfmt
-            // wraps it, so `cargo fmt --check` passes on the project. (Rare: its own process.)
-            rustfmt::format_all(&self.root, vec![fragment.to_string()]).remove(0)
-        } else {
-            fragment.to_string()
-        };
-        self.marker_edit(
-            path,
-            MarkerEdit::Insert {
-                marker: marker.to_string(),
-                fragment: fragment.trim_end_matches('\n').to_string(),
-            },
-        )
+        self.edit_text(path, |text| markers::insert(path, text, marker, fragment))?;
+        if path.ends_with(".rs") && !self.unformatted.contains_key(path) {
+            self.edited.insert(path.to_string());
+        }
+        Ok(())
     }
 
     /// Plans uncommenting `block` in `path` (a no-op if it is active already).
     pub fn uncomment(&mut self, path: &str, block: &str) -> Result<()> {
-        let block = block.to_string();
-        self.marker_edit(path, MarkerEdit::Uncomment { block })
-    }
-
-    fn marker_edit(&mut self, path: &str, edit: MarkerEdit) -> Result<()> {
-        self.edit_text(path, |text| edit.apply(path, text))?;
-        if let Some(file) = self.unformatted.get_mut(path) {
-            file.edits.push(edit);
-        }
-        Ok(())
+        self.edit_text(path, |text| markers::uncomment(path, text, block))
     }
 
     /// Plans an edit of an existing file (or of one planned earlier): `f` gets its text and
@@ -371,20 +428,6 @@ fn format_one(root: &Path, text: &str) -> String {
     formatted.pop().unwrap_or_else(|| text.to_string())
 }
 
-/// Whether `fragment` is top-level Rust items (`pub mod …;`, `pub use …;`) with a line longer than
-/// rustfmt's default width, which rustfmt would wrap. Other fragments (list entries inside an
-/// expression) have no layout rustfmt could change on their own.
-fn is_long_items(fragment: &str) -> bool {
-    const RUSTFMT_MAX_WIDTH: usize = 100;
-    let items = fragment
-        .lines()
-        .all(|line| line.starts_with("pub mod ") || line.starts_with("pub use "));
-    items
-        && fragment
-            .lines()
-            .any(|line| line.chars().count() > RUSTFMT_MAX_WIDTH)
-}
-
 /// Planned paths must stay inside the project: relative, no `..`, no root or drive prefix.
 fn check_relative(path: &str) -> Result<()> {
     let p = Path::new(path);
@@ -403,18 +446,70 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "mine").unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        let err = plan
-            .create("a.txt", "new".into(), IfExists::Error)
-            .unwrap_err();
-        assert!(err.to_string().contains("--force"), "{err}");
-        plan.create("a.txt", "new".into(), IfExists::Skip).unwrap();
+        let err = plan.create("a.txt", "new".into(), Owner::User).unwrap_err();
+        assert!(
+            err.to_string().contains("never replaces your code"),
+            "{err}"
+        );
+        plan.create("a.txt", "new".into(), Owner::Shared).unwrap();
         assert!(plan.changes().is_empty());
 
+        // A file operator-rs wrote for other options: --force renders it again.
+        plan.written("a.txt", "mine".into());
+        let err = plan.create("a.txt", "new".into(), Owner::User).unwrap_err();
+        assert!(err.to_string().contains("--force"), "{err}");
         let mut forced = Plan::new(dir.path(), true);
-        forced
-            .create("a.txt", "new".into(), IfExists::Error)
-            .unwrap();
+        forced.written("a.txt", "mine".into());
+        forced.create("a.txt", "new".into(), Owner::User).unwrap();
         assert_eq!(forced.changes()[0].action, Action::Overwrite);
+    }
+
+    /// User code is never overwritten: a user file that differs from what operator-rs wrote is
+    /// kept when the options are the same, and refused when they changed, even with --force.
+    #[test]
+    fn edited_user_files_are_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "written\nedited\n").unwrap();
+        let mut plan = Plan::new(dir.path(), true);
+        // Same options: the edited file stays as it is.
+        plan.written("a.txt", "written\n".into());
+        plan.create("a.txt", "written\n".into(), Owner::User)
+            .unwrap();
+        assert!(plan.changes().is_empty());
+        // New options: refused, naming the file.
+        let err = plan
+            .create("a.txt", "new\n".into(), Owner::User)
+            .unwrap_err();
+        let err = err.to_string();
+        assert!(err.starts_with("a.txt was edited"), "{err}");
+        assert!(err.contains("even with --force"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        // Not written by operator-rs at all: refused too.
+        std::fs::write(dir.path().join("b.txt"), "mine\n").unwrap();
+        let err = plan
+            .create("b.txt", "new\n".into(), Owner::User)
+            .unwrap_err();
+        assert!(err.to_string().starts_with("b.txt already exists"), "{err}");
+        assert!(plan.changes().is_empty());
+    }
+
+    /// A file checked out with CRLF line endings is still what operator-rs wrote, and keeps its
+    /// line endings when --force renders it again.
+    #[test]
+    fn crlf_checkouts_are_unedited_and_keep_their_line_endings() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "a: 1\r\nb: 2\r\n").unwrap();
+        let mut plan = Plan::new(dir.path(), true);
+        plan.written("a.yaml", "a: 1\nb: 2\n".into());
+        plan.create("a.yaml", "a: 1\nb: 3\n".into(), Owner::User)
+            .unwrap();
+        assert_eq!(plan.changes()[0].action, Action::Overwrite);
+        assert_eq!(plan.changes()[0].contents, "a: 1\r\nb: 3\r\n");
+        // Line endings alone are no change.
+        let mut plan = Plan::new(dir.path(), true);
+        plan.create("a.yaml", "a: 1\nb: 2\n".into(), Owner::User)
+            .unwrap();
+        assert!(plan.changes().is_empty());
     }
 
     #[test]
@@ -424,7 +519,7 @@ mod tests {
         plan.create(
             "k.yaml",
             "r:\n# +operator-rs:scaffold:x\n".into(),
-            IfExists::Error,
+            Owner::User,
         )
         .unwrap();
         plan.insert("k.yaml", "x", "- a").unwrap();
@@ -446,19 +541,20 @@ mod tests {
     }
 
     #[test]
-    fn rust_files_from_templates_are_formatted_as_rendered_then_edited() {
+    fn rust_files_are_formatted_with_their_insertions() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("edited.rs"), MARKED).unwrap();
+        let formatted = format!("{CLEAN}// +operator-rs:scaffold:items\n");
+        std::fs::write(dir.path().join("clean.rs"), &formatted).unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create_formatted("new.rs", MARKED.into(), IfExists::Error)
+        plan.create_formatted("new.rs", MARKED.into(), Owner::User)
             .unwrap();
-        // Fragments are written formatted; they are inserted again into the formatted text.
         plan.insert("new.rs", "items", "fn g(a:u8) {}").unwrap();
-        plan.create("plain.rs", MESSY.into(), IfExists::Error)
+        plan.create("plain.rs", MESSY.into(), Owner::User).unwrap();
+        plan.create_formatted("a.yaml", "a:  1\n".into(), Owner::User)
             .unwrap();
-        plan.create_formatted("a.yaml", "a:  1\n".into(), IfExists::Error)
-            .unwrap();
-        plan.insert("edited.rs", "items", "fn g() {}").unwrap();
+        plan.insert("edited.rs", "items", "fn g(a:u8) {}").unwrap();
+        plan.insert("clean.rs", "items", "fn g(a:u8) {}").unwrap();
         assert!(plan.needs_rustfmt());
         assert_eq!(
             plan.read("new.rs").unwrap().unwrap(),
@@ -469,21 +565,22 @@ mod tests {
 
         let contents = |path: &str| plan.read(path).unwrap().unwrap();
         if rustfmt_formats() {
-            assert_eq!(
-                contents("new.rs"),
-                format!("{CLEAN}fn g(a:u8) {{}}\n// +operator-rs:scaffold:items\n")
-            );
+            // Rendered files, and files that were formatted, are formatted with what was
+            // inserted into them.
+            let g = "fn g(a: u8) {}\n// +operator-rs:scaffold:items\n";
+            assert_eq!(contents("new.rs"), format!("{CLEAN}{g}"));
+            assert_eq!(contents("clean.rs"), format!("{CLEAN}{g}"));
         }
-        // Only Rust files planned with create_formatted, and not edits of existing files.
+        // Not Rust files planned with create, nor files the user does not format.
         assert_eq!(contents("plain.rs"), MESSY);
         assert_eq!(contents("a.yaml"), "a:  1\n");
         assert_eq!(
             contents("edited.rs"),
-            "fn f( ) {let x=1;}\nfn g() {}\n// +operator-rs:scaffold:items\n"
+            "fn f( ) {let x=1;}\nfn g(a:u8) {}\n// +operator-rs:scaffold:items\n"
         );
         let actions: Vec<Action> = plan.changes().iter().map(|c| c.action).collect();
         use Action::*;
-        assert_eq!(actions, [Create, Create, Create, Update]);
+        assert_eq!(actions, [Create, Create, Create, Update, Update]);
     }
 
     #[test]
@@ -494,7 +591,7 @@ mod tests {
         std::fs::write(dir.path().join("b.rs"), &on_disk).unwrap();
         // Without --force: no conflict, nothing planned.
         let mut plan = Plan::new(dir.path(), false);
-        plan.create_formatted("a.rs", MARKED.into(), IfExists::Error)
+        plan.create_formatted("a.rs", MARKED.into(), Owner::User)
             .unwrap();
         assert!(plan.changes().is_empty());
 
@@ -502,7 +599,7 @@ mod tests {
         // where a fragment is inserted into the file on disk).
         let mut plan = Plan::new(dir.path(), true);
         for path in ["a.rs", "b.rs"] {
-            plan.create_formatted(path, MARKED.into(), IfExists::Error)
+            plan.create_formatted(path, MARKED.into(), Owner::User)
                 .unwrap();
         }
         plan.insert("b.rs", "items", "fn g() {}").unwrap();
@@ -518,7 +615,7 @@ mod tests {
     fn other_edits_format_the_file_first() {
         let dir = tempfile::tempdir().unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        plan.create_formatted("a.rs", MESSY.into(), IfExists::Error)
+        plan.create_formatted("a.rs", MESSY.into(), Owner::User)
             .unwrap();
         plan.edit("a.rs", |t| Ok(format!("{t}// end\n"))).unwrap();
         assert!(!plan.needs_rustfmt());
@@ -526,14 +623,6 @@ mod tests {
         assert_eq!(plan.read("a.rs").unwrap().unwrap(), want);
         plan.format_rust().unwrap();
         assert_eq!(plan.read("a.rs").unwrap().unwrap(), want);
-    }
-
-    #[test]
-    fn only_long_item_fragments_are_formatted() {
-        let long = format!("pub use a::{{{}, B}};", "A".repeat(100));
-        assert!(is_long_items(&long));
-        assert!(!is_long_items("pub mod a;\npub use a::{A, B};"));
-        assert!(!is_long_items(&format!("{}::CONTROLLER,", "a".repeat(120))));
     }
 
     #[test]

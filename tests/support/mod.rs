@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use assert_cmd::Command;
+use operator_rs::project::Project;
 use operator_rs::runtime_crate;
 
 /// A tree as [`tree`] returns it: relative path -> bytes.
@@ -321,4 +322,118 @@ pub fn change_document(args: &[&str], before: &Tree, after: &Tree) -> String {
         }
     }
     out
+}
+
+/// Every file of `files` (path, contents) parses as what its name says; PROJECT re-loads.
+pub fn assert_files_parse<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) {
+    for (path, text) in files {
+        if path.starts_with("operator-rs-runtime/") {
+            continue; // operator-rs's own crate, the same bytes in every project
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if path.ends_with(".yaml") || path.ends_with(".yml") {
+            for doc in serde_yaml::Deserializer::from_str(text) {
+                let parsed = <serde_yaml::Value as serde::Deserialize>::deserialize(doc);
+                assert!(parsed.is_ok(), "{path} is not YAML: {parsed:?}\n{text}");
+            }
+        } else if path.ends_with(".toml") || name == "Cargo.lock" {
+            let parsed = text.parse::<toml_edit::DocumentMut>();
+            assert!(parsed.is_ok(), "{path} is not TOML: {parsed:?}\n{text}");
+        } else if path.ends_with(".rs") {
+            if let Err(err) = syn::parse_file(text) {
+                panic!("{path} is not Rust: {err}\n{text}");
+            }
+            let bad = text
+                .chars()
+                .find(|&c| operator_rs::names::is_format_char(c) || c == '\u{2028}');
+            assert!(bad.is_none(), "{path} has {bad:?}");
+        } else if path == "PROJECT" {
+            let project = Project::parse(text).unwrap_or_else(|e| panic!("PROJECT: {e:#}\n{text}"));
+            project
+                .validate()
+                .unwrap_or_else(|e| panic!("PROJECT: {e:#}\n{text}"));
+            assert_eq!(project.render(), text, "PROJECT does not round-trip");
+        }
+    }
+}
+
+/// Every file in the project folder parses (see [`assert_files_parse`]).
+pub fn assert_tree_parses(dir: &Path) {
+    let files: Vec<(String, String)> = tree(dir)
+        .into_iter()
+        .filter_map(|(path, bytes)| String::from_utf8(bytes).ok().map(|text| (path, text)))
+        .collect();
+    assert_files_parse(files.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+}
+
+/// What scaffold markers add is never there twice: no Rust file of the project declares a module
+/// twice or lists an entry twice in a `vec![...]` (the kinds' CRDs, controllers, webhooks,
+/// conversion spokes), and no kustomization lists an entry twice.
+pub fn assert_nothing_twice(dir: &Path) {
+    for (path, bytes) in tree(dir) {
+        if is_runtime(&path) || path.starts_with("target/") {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        if path.ends_with(".rs") {
+            let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let mut modules = BTreeSet::new();
+            for item in &file.items {
+                if let syn::Item::Mod(module) = item {
+                    let name = module.ident.to_string();
+                    assert!(
+                        modules.insert(name.clone()),
+                        "{path} declares mod {name} twice"
+                    );
+                }
+                if let syn::Item::Fn(function) = item {
+                    for list in vec_lists(&function.block.stmts) {
+                        let mut seen = BTreeSet::new();
+                        for entry in list {
+                            assert!(seen.insert(entry.clone()), "{path} lists {entry} twice");
+                        }
+                    }
+                }
+            }
+        } else if path.ends_with("kustomization.yaml") {
+            let yaml: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+            for (key, value) in yaml.as_mapping().into_iter().flatten() {
+                let mut seen = BTreeSet::new();
+                for entry in value.as_sequence().into_iter().flatten() {
+                    let entry = serde_yaml::to_string(entry).unwrap();
+                    assert!(
+                        seen.insert(entry.clone()),
+                        "{path}: {key:?} lists {entry} twice"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The entries of the `vec![...]` lists in `stmts` (a function's body), as token text.
+fn vec_lists(stmts: &[syn::Stmt]) -> Vec<Vec<String>> {
+    let macros = stmts.iter().filter_map(|stmt| match stmt {
+        syn::Stmt::Local(local) => match local.init.as_ref().map(|init| &*init.expr) {
+            Some(syn::Expr::Macro(m)) => Some(&m.mac),
+            _ => None,
+        },
+        syn::Stmt::Expr(syn::Expr::Macro(m), _) => Some(&m.mac),
+        syn::Stmt::Macro(m) => Some(&m.mac),
+        _ => None,
+    });
+    macros
+        .filter(|mac| mac.path.is_ident("vec"))
+        .map(|mac| {
+            let mut entries = vec![String::new()];
+            for token in mac.tokens.clone() {
+                match token.to_string().as_str() {
+                    "," => entries.push(String::new()),
+                    text => entries.last_mut().unwrap().push_str(text),
+                }
+            }
+            entries.retain(|entry| !entry.is_empty());
+            entries
+        })
+        .collect()
 }
