@@ -541,3 +541,23 @@ fn a_license_header_that_is_not_comments_is_refused() {
         &["hack/boilerplate.rs.txt"],
     );
 }
+
+/// The manager serves each path once: a webhook may not take the path of another kind's webhook,
+/// whether that one has its default path or a custom one.
+#[test]
+fn a_path_of_another_kinds_webhook_is_refused() {
+    let (_tmp, dir) = scaffold("crew-operator", &[], &WEBHOOKS_SEQUENCE[..2]);
+    create(&dir, "create api --group crew --version v1 --kind Sailor");
+    assert_refused(
+        &dir,
+        &webhook(
+            "--group crew --version v1 --kind Sailor --defaulting \
+             --defaulting-path=/mutate-crew-example-com-v1-captain",
+        ),
+        &[
+            "--defaulting-path",
+            "/mutate-crew-example-com-v1-captain",
+            "Captain crew/v1",
+        ],
+    );
+}

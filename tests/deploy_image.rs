@@ -242,3 +242,25 @@ fn a_missing_e2e_suite_is_named() {
     std::fs::remove_file(dir.join("tests/e2e/main.rs")).unwrap();
     assert_refused(&dir, MEMCACHED, &["tests/e2e/main.rs"]);
 }
+
+/// The plain templates over a deploy-image kind would leave its image variable, plugin record and
+/// e2e test behind, and that test would no longer compile: refused, whatever is asked.
+#[test]
+fn plain_create_api_over_an_image_kind_is_refused() {
+    let (_tmp, dir) = memcached_operator();
+    for extra in [&["--force"][..], &["--resource=false", "--force"], &[]] {
+        let mut argv = vec![
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--make=false",
+        ];
+        argv.extend(extra);
+        assert_refused(&dir, &argv, &["Memcached cache/v1alpha1", "--image"]);
+    }
+}

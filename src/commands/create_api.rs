@@ -431,6 +431,37 @@ fn check_controller_name(
     ))
 }
 
+/// A kind that the deploy-image plugin scaffolded keeps its plugin's files, image variable and e2e
+/// test: rendering the plain templates over it would leave those behind, and the e2e test would no
+/// longer compile (it reads `spec.size`).
+fn refuse_plain_over_deploy_image(
+    project: &Project,
+    group: &Group,
+    version: &Version,
+    kind: &Kind,
+) -> Result<()> {
+    for record in deploy_image::records(project) {
+        let field = |name: &str| record.get(name).and_then(serde_yaml::Value::as_str);
+        if (field("group"), field("version"), field("kind"))
+            == (
+                Some(group.as_str()),
+                Some(version.as_str()),
+                Some(kind.as_str()),
+            )
+        {
+            bail!(
+                "{} {}/{} was created with --image (the deploy-image plugin): run create api again \
+                 with --image and its other flags, or delete the kind's entry under plugins in \
+                 PROJECT first to make it a plain kind",
+                kind.as_str(),
+                group.as_str(),
+                version.as_str()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The deploy-image plugin's e2e test module (`tests/e2e/<module>.rs`) of each kind is its own.
 fn check_e2e_module(project: &Project, group: &Group, kind: &Kind) -> Result<(), InvalidInput> {
     let module = |group: &str, kind: &str| {
@@ -625,6 +656,9 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
         .iter()
         .position(|r| matches(r, &group, &version, &kind, &target, &project.domain));
     let entry = existing.map(|i| project.resources[i].clone());
+    if entry.is_some() && request.deploy_image.is_none() {
+        refuse_plain_over_deploy_image(&project, &group, &version, &kind)?;
+    }
     if request.resource && entry.as_ref().is_some_and(|e| e.api.is_some()) && !request.force {
         bail!(
             "API resource already exists: {}/{}, Kind {} (rerun with --force to re-render its files)",

@@ -567,6 +567,14 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
             .unwrap_or_else(|| default_path("validate")),
     );
     check_paths(request, &ctx)?;
+    // The kind as PROJECT records it: a built-in kind under its short group (`core`, `apps`).
+    let entry_group = builtin.map_or(group.as_str(), |b| b.short_group());
+    check_paths_unused(
+        &project,
+        request,
+        &ctx,
+        (entry_group, version.as_str(), kind.as_str()),
+    )?;
 
     let multigroup = project.multigroup;
     let mut plan = Plan::new(dir, request.force);
@@ -757,6 +765,92 @@ fn check_paths(request: &Request, ctx: &Context) -> Result<()> {
             "is also the defaulting webhook's path; each webhook needs a path of its own",
         )
         .into());
+    }
+    Ok(())
+}
+
+/// No other kind's webhook is served at the paths of this one: the manager serves each path once,
+/// and the API server would call one webhook for both kinds.
+fn check_paths_unused(
+    project: &Project,
+    request: &Request,
+    ctx: &Context,
+    this: (&str, &str, &str),
+) -> Result<()> {
+    let get = |key: &str| {
+        ctx.get(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let wanted = [
+        (
+            request.defaulting,
+            "--defaulting-path",
+            get("defaulting_path"),
+        ),
+        (
+            request.validation,
+            "--validation-path",
+            get("validation_path"),
+        ),
+    ];
+    for r in &project.resources {
+        if (r.group.as_str(), r.version.as_str(), r.kind.as_str()) == this {
+            continue;
+        }
+        let Some(webhooks) = &r.webhooks else {
+            continue;
+        };
+        let api_group = match (r.core, r.group.as_str()) {
+            (true, "core") => String::new(),
+            (true, group) if r.domain.is_empty() => group.to_string(),
+            (_, group) => {
+                let domain = if r.domain.is_empty() {
+                    &project.domain
+                } else {
+                    &r.domain
+                };
+                format!("{group}.{domain}")
+            }
+        };
+        let default = |prefix: &str| {
+            format!(
+                "/{prefix}-{}-{}-{}",
+                api_group.replace('.', "-"),
+                r.version,
+                r.kind.to_lowercase()
+            )
+        };
+        let taken = [
+            (
+                webhooks.defaulting,
+                webhooks
+                    .defaulting_path
+                    .clone()
+                    .unwrap_or_else(|| default("mutate")),
+            ),
+            (
+                webhooks.validation,
+                webhooks
+                    .validation_path
+                    .clone()
+                    .unwrap_or_else(|| default("validate")),
+            ),
+        ];
+        for (used, flag, path) in &wanted {
+            if *used && taken.iter().any(|(on, other)| *on && other == path) {
+                return Err(InvalidInput::new(
+                    *flag,
+                    path,
+                    format!(
+                        "is already the path of a webhook of {} {}/{}; each webhook needs a path of its own",
+                        r.kind, r.group, r.version
+                    ),
+                )
+                .into());
+            }
+        }
     }
     Ok(())
 }
