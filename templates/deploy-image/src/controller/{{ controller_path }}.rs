@@ -26,18 +26,17 @@ use k8s_openapi::api::core::v1::{
     SeccompProfile, SecurityContext,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    Condition, LabelSelector, ObjectMeta, OwnerReference, Time,
+    Condition, LabelSelector, ObjectMeta, OwnerReference,
 };
-use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType};
+use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::watcher;
 use kube::{Api, Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
-    Context, ControllerFuture, ControllerSetup, PolicyRule, Runner, Shared, conditions_to_apply,
-    rule,
+    Context, ControllerFuture, ControllerSetup, PolicyRule, Runner, Shared, condition,
+    conditions_to_apply, rule,
 };
 use serde_json::json;
 
@@ -240,11 +239,11 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
             };
             // Tell the user in the status, then fail so that the controller retries.
             let degraded = condition(
-                object,
                 DEGRADED,
-                "True",
+                true,
                 DEPLOYMENT_FAILED,
                 format!("{error}: {}", error_source(&error)),
+                object.meta().generation,
             );
             update_status(object, ctx, vec![degraded]).await?;
             return Err(error);
@@ -255,11 +254,11 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
     match current {
         None => {
             tracing::info!(namespace, name, size, "created Deployment");
-            publish(
+            ctx.publish(
                 object,
-                ctx,
                 EventType::Normal,
                 "Created",
+                "Reconcile",
                 format!("Created Deployment {name} with {size} replicas"),
             )
             .await;
@@ -268,11 +267,11 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
             let before = current.spec.and_then(|spec| spec.replicas).unwrap_or(1);
             if before != size {
                 tracing::info!(namespace, name, before, size, "scaled Deployment");
-                publish(
+                ctx.publish(
                     object,
-                    ctx,
                     EventType::Normal,
                     "Scaled",
+                    "Reconcile",
                     format!("Scaled Deployment {name} from {before} to {size} replicas"),
                 )
                 .await;
@@ -287,24 +286,24 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
         .and_then(|status| status.available_replicas)
         .unwrap_or(0);
     let (status, reason) = if available >= size {
-        ("True", REPLICAS_AVAILABLE)
+        (true, REPLICAS_AVAILABLE)
     } else {
-        ("False", REPLICAS_UNAVAILABLE)
+        (false, REPLICAS_UNAVAILABLE)
     };
     let conditions = vec![
         condition(
-            object,
             AVAILABLE,
             status,
             reason,
             format!("Deployment {name} has {available} of {size} replicas available"),
+            object.meta().generation,
         ),
         condition(
-            object,
             DEGRADED,
-            "False",
+            false,
             RECONCILED,
             format!("Deployment {name} matches the spec"),
+            object.meta().generation,
         ),
     ];
     update_status(object, ctx, conditions).await?;
@@ -317,11 +316,11 @@ async fn cleanup(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, E
     let name = object.name_any();
     tracing::info!(namespace, name, "running the finalizer");
     let finalizing = condition(
-        object,
         AVAILABLE,
-        "False",
+        false,
         FINALIZING,
         format!("Performing finalizer operations for {{ kind }} {name}"),
+        object.meta().generation,
     );
     update_status(object, ctx, vec![finalizing]).await?;
 
@@ -330,11 +329,11 @@ async fn cleanup(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, E
     // reference to the {{ kind }}. Return an error to keep the finalizer and retry. The
     // Deployment needs nothing here: the garbage collector deletes it with its owner.
 
-    publish(
+    ctx.publish(
         object,
-        ctx,
         EventType::Warning,
         "Deleting",
+        "Reconcile",
         format!("{{ kind }} {name} is being deleted from the namespace {namespace}"),
     )
     .await;
@@ -448,24 +447,6 @@ fn image_tag(image: &str) -> Option<&str> {
     valid.then_some(tag)
 }
 
-/// A condition of this {{ kind }}, for its current generation.
-fn condition(
-    object: &{{ kind }},
-    type_: &str,
-    status: &str,
-    reason: &str,
-    message: String,
-) -> Condition {
-    Condition {
-        type_: type_.to_owned(),
-        status: status.to_owned(),
-        reason: reason.to_owned(),
-        message,
-        observed_generation: object.meta().generation,
-        last_transition_time: Time(Timestamp::now()),
-    }
-}
-
 /// Writes `conditions` to the status subresource, unless the status says it all already.
 async fn update_status(
     object: &{{ kind }},
@@ -485,43 +466,16 @@ async fn update_status(
     let Some(conditions) = conditions_to_apply(&status.conditions, conditions) else {
         return Ok(());
     };
-    let namespace = object.namespace().unwrap_or_default();
-    let name = object.name_any();
-    // Server-side apply of the status: the body holds only the fields this controller owns
-    // (apiVersion and kind are required), and `force` takes them over should someone else have
-    // set them (controllers should always force). Conditions of other types, set by others,
-    // stay: the list is merged by type.
-    let patch = json!({
-        "apiVersion": {{ kind }}::api_version(&()),
-        "kind": {{ kind }}::kind(&()),
-        "status": { "conditions": conditions },
-    });
-    let params = PatchParams::apply(CONTROLLER_NAME).force();
-    Api::<{{ kind }}>::namespaced(ctx.client.clone(), &namespace)
-        .patch_status(&name, &params, &Patch::Apply(&patch))
+    // Server-side apply of the status as this controller, forced: conditions of other types, set
+    // by others, stay (the list is merged by type).
+    ctx.apply_status(object, json!({ "conditions": conditions }))
         .await
         .map_err(|source| Error::UpdateStatus {
-            namespace,
-            name,
+            namespace: object.namespace().unwrap_or_default(),
+            name: object.name_any(),
             source,
         })?;
     Ok(())
-}
-
-/// Publishes an Event about the {{ kind }}, shown by `kubectl describe {{ kind_lower }}`. Like in
-/// controller-runtime, failing to publish one does not fail the reconciliation.
-async fn publish(object: &{{ kind }}, ctx: &Context<String>, type_: EventType, reason: &str, note: String) {
-    let event = Event {
-        type_,
-        reason: reason.to_owned(),
-        note: Some(note),
-        action: "Reconcile".to_owned(),
-        secondary: None,
-    };
-    if let Err(error) = ctx.recorder.publish(&event, &object.object_ref(&())).await {
-        let error = &error as &dyn std::error::Error;
-        tracing::warn!(error, "cannot publish an Event");
-    }
 }
 
 /// The cause of an error, for messages that must stand on their own (like a condition's).
@@ -535,6 +489,8 @@ fn error_source(error: &Error) -> String {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::DeploymentStatus;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
     use kube::Client;
     use operator_rs_runtime::testing::{ApiServer, Method, StatusCode, reconcile_with};
     use serde_json::Value;
