@@ -635,6 +635,30 @@ pub fn rust_str_literal(text: &str) -> String {
     out
 }
 
+/// A webhook path (`--defaulting-path`, `--validation-path`, and as PROJECT records it): served by
+/// the manager and written into the webhook configurations, so an absolute URL path of plain
+/// segments.
+pub fn check_webhook_path(flag: &'static str, value: &str) -> Result<(), InvalidInput> {
+    let valid = value.starts_with('/')
+        && value.len() > 1
+        && !value.contains("//")
+        && !value
+            .split('/')
+            .any(|segment| segment == "." || segment == "..")
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+    if valid {
+        Ok(())
+    } else {
+        Err(InvalidInput::new(
+            flag,
+            value,
+            "must be an absolute URL path of letters, digits, '-', '_', '.' and '/', like /mutate-captain",
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -234,7 +234,9 @@ impl Project {
                     ("webhooks.validationPath", &webhooks.validation_path),
                 ] {
                     if let Some(path) = path {
-                        check(&key(field), path, check_webhook_path)?;
+                        check(&key(field), path, |path| {
+                            crate::names::check_webhook_path("", path)
+                        })?;
                     }
                 }
             }
@@ -326,28 +328,6 @@ fn in_project(key: &str, err: InvalidInput) -> anyhow::Error {
         rule: format!("{}; correct it in {FILE}", err.rule),
     }
     .into()
-}
-
-/// A webhook path as `create webhook` accepts it.
-fn check_webhook_path(value: &str) -> Result<(), InvalidInput> {
-    let valid = value.starts_with('/')
-        && value.len() > 1
-        && !value.contains("//")
-        && !value
-            .split('/')
-            .any(|segment| segment == "." || segment == "..")
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
-    if valid {
-        Ok(())
-    } else {
-        Err(InvalidInput::new(
-            "",
-            value,
-            "must be an absolute URL path of letters, digits, '-', '_', '.' and '/', like /mutate-captain",
-        ))
-    }
 }
 
 /// Sorts mapping keys recursively, so unknown keys land where kubebuilder would put them.

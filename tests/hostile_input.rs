@@ -21,7 +21,9 @@ use operator_rs::commands::init;
 use operator_rs::project::Project;
 use operator_rs::scaffold::{self, Plan};
 use proptest::prelude::*;
-use support::{assert_files_parse, assert_tree_parses, dirs, folder, operator_rs, run_ok, tree};
+use support::{
+    assert_files_parse, assert_refused, assert_tree_parses, folder, operator_rs, run_ok, tree,
+};
 use tempfile::TempDir;
 
 // ---------------------------------------------------------------------------------------------
@@ -89,26 +91,7 @@ fn subcommand<'a>(args: &[&'a str]) -> Vec<&'a str> {
 /// [`support::assert_refused`], which also checks §6: every `--flag` the message suggests is a
 /// flag of the command. Returns the message.
 fn refused(dir: &Path, args: &[&str], expected: &[&str]) -> String {
-    let before = (tree(dir), dirs(dir));
-    let out = operator_rs(dir).args(args).output().expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "{args:?}: not one line: {stderr}"
-    );
-    for piece in expected {
-        assert!(
-            stderr.contains(piece),
-            "{args:?}: {stderr:?} does not mention {piece:?}"
-        );
-    }
-    assert!(
-        before == (tree(dir), dirs(dir)),
-        "{args:?} changed the tree"
-    );
+    let stderr = assert_refused(dir, args, expected);
     let known = flags_of(&subcommand(args));
     // Flags are suggested after "pass", "rerun with", "e.g." …; values are quoted, and a
     // flag the user typed is named as the subject ("for --kind").

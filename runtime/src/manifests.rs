@@ -533,12 +533,13 @@ fn to_yaml(path: String, header: &str, value: &impl Serialize) -> Result<Manifes
 
 #[cfg(test)]
 mod tests {
+    use crate::webhook::test_fixtures::AllowAll;
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::CustomResourceExt as _;
-    use kube::core::admission::{AdmissionRequest, Operation};
+    use kube::core::admission::Operation;
 
     use super::*;
-    use crate::webhook::{Converter, Denial, FailurePolicy, Registration, Validator, Warnings};
+    use crate::webhook::{Converter, FailurePolicy, Registration};
 
     /// Two versions of a test-only kind, laid out like `operator-rs create api` lays out versions.
     mod v1 {
@@ -691,35 +692,6 @@ mod tests {
         for scope in [RoleScope::Cluster, RoleScope::Namespace] {
             let role = render_role(rules.clone(), scope).unwrap();
             assert!(role.contents.contains("- ships\n"), "{}", role.contents);
-        }
-    }
-
-    struct AllowAll;
-
-    impl Validator<ConfigMap> for AllowAll {
-        fn validate_create(
-            &self,
-            _: &ConfigMap,
-            _: &AdmissionRequest<ConfigMap>,
-        ) -> Result<Warnings, Denial> {
-            Ok(Warnings::new())
-        }
-
-        fn validate_update(
-            &self,
-            _: &ConfigMap,
-            _: &ConfigMap,
-            _: &AdmissionRequest<ConfigMap>,
-        ) -> Result<Warnings, Denial> {
-            Ok(Warnings::new())
-        }
-
-        fn validate_delete(
-            &self,
-            _: &ConfigMap,
-            _: &AdmissionRequest<ConfigMap>,
-        ) -> Result<Warnings, Denial> {
-            Ok(Warnings::new())
         }
     }
 

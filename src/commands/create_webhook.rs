@@ -547,12 +547,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
         .unwrap_or_default()
         .to_string();
     let default_path = |prefix: &str| {
-        format!(
-            "/{prefix}-{}-{}-{}",
-            qualified_group.replace('.', "-"),
-            version.as_str(),
-            kind.lower()
-        )
+        default_webhook_path(prefix, &qualified_group, version.as_str(), kind.as_str())
     };
     ctx.insert(
         "defaulting_path",
@@ -721,23 +716,7 @@ fn parse_spokes(values: &[String], hub: &Version) -> Result<Vec<String>> {
 
 /// A webhook path: served by the manager and written into the webhook configurations.
 fn parse_path(flag: &'static str, value: &str) -> Result<String> {
-    let valid = value.starts_with('/')
-        && value.len() > 1
-        && !value.contains("//")
-        && !value
-            .split('/')
-            .any(|segment| segment == "." || segment == "..")
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
-    if !valid {
-        return Err(InvalidInput::new(
-            flag,
-            value,
-            "must be an absolute URL path of letters, digits, '-', '_', '.' and '/', like /mutate-captain",
-        )
-        .into());
-    }
+    crate::names::check_webhook_path(flag, value)?;
     Ok(value.to_string())
 }
 
@@ -767,6 +746,16 @@ fn check_paths(request: &Request, ctx: &Context) -> Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// kubebuilder's path of a webhook (`prefix` `mutate` or `validate`) when none is given:
+/// `/mutate-crew-example-com-v1-captain`.
+fn default_webhook_path(prefix: &str, api_group: &str, version: &str, kind: &str) -> String {
+    format!(
+        "/{prefix}-{}-{version}-{}",
+        api_group.replace('.', "-"),
+        kind.to_lowercase()
+    )
 }
 
 /// No other kind's webhook is served at the paths of this one: the manager serves each path once,
@@ -814,14 +803,7 @@ fn check_paths_unused(
                 format!("{group}.{domain}")
             }
         };
-        let default = |prefix: &str| {
-            format!(
-                "/{prefix}-{}-{}-{}",
-                api_group.replace('.', "-"),
-                r.version,
-                r.kind.to_lowercase()
-            )
-        };
+        let default = |prefix: &str| default_webhook_path(prefix, &api_group, &r.version, &r.kind);
         let taken = [
             (
                 webhooks.defaulting,

@@ -67,10 +67,10 @@ pub fn folder(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// Runs a command that must fail, and checks the failure contract: a non-zero exit, exactly one
 /// line on stderr containing every `expected` piece, no panic, nothing on disk changed.
-pub fn assert_refused(dir: &Path, args: &[&str], expected: &[&str]) {
+pub fn assert_refused(dir: &Path, args: &[&str], expected: &[&str]) -> String {
     let before = (tree(dir), dirs(dir));
     let out = operator_rs(dir).args(args).output().expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "{args:?} succeeded");
     assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
     assert_eq!(
@@ -88,6 +88,7 @@ pub fn assert_refused(dir: &Path, args: &[&str], expected: &[&str]) {
         before == (tree(dir), dirs(dir)),
         "{args:?} changed the tree"
     );
+    stderr
 }
 
 /// Fails when `tests/snapshots/` holds a snapshot of `scenario` that the test no longer makes

@@ -298,6 +298,7 @@ fn operation_name(operation: &Operation) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::test_fixtures::AllowAll;
     use axum::body::Body;
     use axum::http::{Method, Request, StatusCode};
     use k8s_openapi::api::core::v1::ConfigMap;
@@ -419,35 +420,6 @@ mod tests {
         }
     }
 
-    struct AllowAll;
-
-    impl Validator<ConfigMap> for AllowAll {
-        fn validate_create(
-            &self,
-            _: &ConfigMap,
-            _: &AdmissionRequest<ConfigMap>,
-        ) -> Result<Warnings, Denial> {
-            Ok(Warnings::new())
-        }
-
-        fn validate_update(
-            &self,
-            _: &ConfigMap,
-            _: &ConfigMap,
-            _: &AdmissionRequest<ConfigMap>,
-        ) -> Result<Warnings, Denial> {
-            Ok(Warnings::new())
-        }
-
-        fn validate_delete(
-            &self,
-            _: &ConfigMap,
-            _: &AdmissionRequest<ConfigMap>,
-        ) -> Result<Warnings, Denial> {
-            Ok(Warnings::new())
-        }
-    }
-
     fn registration(name: &'static str, path: &'static str) -> Registration {
         Registration {
             name,
@@ -502,5 +474,43 @@ mod tests {
             WebhookManifests::default()
         );
         assert_eq!(webhook_manifests(&[]), WebhookManifests::default());
+    }
+}
+
+/// Fixtures shared by the tests of the webhook and manifests modules.
+#[cfg(test)]
+pub(crate) mod test_fixtures {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::{AdmissionRequest, Denial, Validator, Warnings};
+
+    /// A validator that allows everything.
+    pub(crate) struct AllowAll;
+
+    impl Validator<ConfigMap> for AllowAll {
+        fn validate_create(
+            &self,
+            _: &ConfigMap,
+            _: &AdmissionRequest<ConfigMap>,
+        ) -> Result<Warnings, Denial> {
+            Ok(Warnings::new())
+        }
+
+        fn validate_update(
+            &self,
+            _: &ConfigMap,
+            _: &ConfigMap,
+            _: &AdmissionRequest<ConfigMap>,
+        ) -> Result<Warnings, Denial> {
+            Ok(Warnings::new())
+        }
+
+        fn validate_delete(
+            &self,
+            _: &ConfigMap,
+            _: &AdmissionRequest<ConfigMap>,
+        ) -> Result<Warnings, Denial> {
+            Ok(Warnings::new())
+        }
     }
 }
