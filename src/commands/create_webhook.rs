@@ -20,8 +20,8 @@ use tera::Context;
 use super::deploy_image::SpecShape;
 use super::resource::{
     InsertRow, TemplateRow, apply_inserts, find_builtin, group_file, insert, insert_multigroup,
-    qualified, read_boilerplate, record_written, render_rows, run_make_manifests, shared_file,
-    user_file,
+    insert_sorted, qualified, read_boilerplate, record_written, render_rows, run_make_manifests,
+    shared_file, user_file,
 };
 use crate::builtin::{self, BuiltinKind};
 use crate::cli::CreateWebhookArgs;
@@ -69,7 +69,7 @@ const SHARED_INSERTS: &[InsertRow] = &[
         "webhook-kind-modules",
         "pub mod {{ kind_snake }};",
     ),
-    insert(
+    insert_sorted(
         "src/webhook/mod.rs",
         "webhooks",
         "{{ webhook_rel_module }}::{{ kind_snake }}::webhooks(),",
@@ -88,7 +88,7 @@ const DEFAULTING_FILES: &[TemplateRow] = &[user_file(
 )];
 const DEFAULTING_INSERTS: &[InsertRow] = &[
     insert(KIND_MOD, "webhook-type-modules", "pub mod defaulting;"),
-    insert(KIND_MOD, "webhook-registrations", "defaulting::webhook(),"),
+    insert_sorted(KIND_MOD, "webhook-registrations", "defaulting::webhook(),"),
 ];
 
 const VALIDATION_FILES: &[TemplateRow] = &[user_file(
@@ -96,7 +96,7 @@ const VALIDATION_FILES: &[TemplateRow] = &[user_file(
 )];
 const VALIDATION_INSERTS: &[InsertRow] = &[
     insert(KIND_MOD, "webhook-type-modules", "pub mod validation;"),
-    insert(KIND_MOD, "webhook-registrations", "validation::webhook(),"),
+    insert_sorted(KIND_MOD, "webhook-registrations", "validation::webhook(),"),
 ];
 
 /// The CRD patch is shared by every version of the kind (one CRD), hence kept if present.
@@ -106,8 +106,8 @@ const CONVERSION_FILES: &[TemplateRow] = &[
 ];
 const CONVERSION_INSERTS: &[InsertRow] = &[
     insert(KIND_MOD, "webhook-type-modules", "pub mod conversion;"),
-    insert(KIND_MOD, "webhook-registrations", "conversion::webhook(),"),
-    insert(
+    insert_sorted(KIND_MOD, "webhook-registrations", "conversion::webhook(),"),
+    insert_sorted(
         "config/crd/kustomization.yaml",
         "crdkustomizewebhookpatch",
         "- path: patches/webhook_in_{{ crd_patch_name }}.yaml",

@@ -11,6 +11,7 @@ use tera::Context;
 use crate::builtin::{self, BuiltinKind};
 use crate::context::BOILERPLATE_FILE;
 use crate::names::{Group, InvalidInput, Kind, Version};
+use crate::scaffold::markers::Order;
 use crate::scaffold::{Owner, Plan, line_endings, templates};
 
 /// Which projects a row applies to.
@@ -60,6 +61,7 @@ pub(crate) struct InsertRow {
     pub(crate) marker: &'static str,
     pub(crate) fragment: &'static str,
     pub(crate) layout: Layout,
+    pub(crate) order: Order,
 }
 
 pub(crate) const fn insert(
@@ -72,6 +74,22 @@ pub(crate) const fn insert(
         marker,
         fragment,
         layout: Layout::Any,
+        order: Order::Appended,
+    }
+}
+/// An entry of a list whose order must not depend on the order of the commands (see
+/// [`Order::Sorted`]).
+pub(crate) const fn insert_sorted(
+    file: &'static str,
+    marker: &'static str,
+    fragment: &'static str,
+) -> InsertRow {
+    InsertRow {
+        file,
+        marker,
+        fragment,
+        layout: Layout::Any,
+        order: Order::Sorted,
     }
 }
 pub(crate) const fn insert_multigroup(
@@ -84,6 +102,7 @@ pub(crate) const fn insert_multigroup(
         marker,
         fragment,
         layout: Layout::MultiGroupOnly,
+        order: Order::Appended,
     }
 }
 
@@ -197,7 +216,7 @@ pub(crate) fn apply_inserts(
     {
         let file = templates::render_str(row.file, ctx)?;
         let fragment = templates::render_str(row.fragment, ctx)?;
-        plan.insert(&file, row.marker, &fragment)?;
+        plan.insert_ordered(&file, row.marker, &fragment, row.order)?;
     }
     Ok(())
 }

@@ -56,9 +56,31 @@ fn line_ending<'a>(line: &str, text: &str) -> &'a str {
     if crlf { "\r\n" } else { "\n" }
 }
 
-/// Inserts `fragment` (one or more lines, without indentation) above the marker `name` in
+/// Where [`insert`] puts a fragment among the lines above its marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Right above the marker: lists in the order the commands ran.
+    Appended,
+    /// A one-line list entry at its (version-)sorted place among the entries directly above the
+    /// marker, so that the list is the same whatever order the commands ran in (which PROJECT
+    /// does not record, and `alpha generate` cannot know).
+    Sorted,
+}
+
+/// Inserts `fragment` (one or more lines, without indentation) right above the marker `name` in
 /// `text`. Returns the new text, equal to `text` when the fragment is already there.
 pub fn insert(path: &str, text: &str, name: &str, fragment: &str) -> Result<String> {
+    insert_ordered(path, text, name, fragment, Order::Appended)
+}
+
+/// [`insert`], with the fragment placed in `order`.
+pub fn insert_ordered(
+    path: &str,
+    text: &str,
+    name: &str,
+    fragment: &str,
+    order: Order,
+) -> Result<String> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let Some(at) = lines.iter().position(|line| is_marker(path, line, name)) else {
         bail!(
@@ -80,6 +102,7 @@ pub fn insert(path: &str, text: &str, name: &str, fragment: &str) -> Result<Stri
     // the generated project passes `cargo fmt --check` as written.
     let at = match fragment_lines.as_slice() {
         [line] if module_name(line).is_some() => sorted_position(&lines, at, line),
+        [line] if order == Order::Sorted => sorted_entry_position(&lines, at, line),
         _ => at,
     };
     let mut out = String::with_capacity(text.len() + fragment.len() + 16);
@@ -302,6 +325,26 @@ fn sorted_position(lines: &[&str], marker: usize, line: &str) -> usize {
         })
         .unwrap_or(marker)
 }
+/// Where the list entry `line` goes among the entries directly above the marker at `marker`:
+/// the lines with the marker's indentation that are neither blank nor comments.
+fn sorted_entry_position(lines: &[&str], marker: usize, line: &str) -> usize {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let is_entry = |l: &str| {
+        let t = l.trim();
+        !t.is_empty()
+            && !t.starts_with("//")
+            && !t.starts_with('#')
+            && indent(l) == indent(lines[marker])
+    };
+    let mut start = marker;
+    while start > 0 && is_entry(lines[start - 1]) {
+        start -= 1;
+    }
+    (start..marker)
+        .find(|&i| version_cmp(lines[i].trim(), line.trim()) == std::cmp::Ordering::Greater)
+        .unwrap_or(marker)
+}
+
 /// rustfmt's "version sorting" (style edition 2024): digit runs compare as numbers, so
 /// `v1 < v1alpha1 < v2 < v10`.
 fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
@@ -373,6 +416,39 @@ mod tests {
     use super::*;
 
     const MOD_RS: &str = "pub fn all() -> Vec<u8> {\n    vec![\n        // +operator-rs:scaffold:controllers\n    ]\n}\n";
+
+    #[test]
+    fn sorted_entries_go_where_they_sort_whatever_the_order_they_come_in() {
+        let list = "    let all = vec![\n        // Not an entry.\n        // +operator-rs:scaffold:webhooks\n    ];\n";
+        let entries = [
+            "ship::v1::frigate::webhooks(),",
+            "crew::v10::captain::webhooks(),",
+            "crew::v2::captain::webhooks(),",
+        ];
+        let mut forward = list.to_string();
+        for e in entries {
+            forward = insert_ordered("src/webhook/mod.rs", &forward, "webhooks", e, Order::Sorted)
+                .unwrap();
+        }
+        let mut backward = list.to_string();
+        for e in entries.iter().rev() {
+            backward = insert_ordered(
+                "src/webhook/mod.rs",
+                &backward,
+                "webhooks",
+                e,
+                Order::Sorted,
+            )
+            .unwrap();
+        }
+        assert_eq!(forward, backward);
+        assert_eq!(
+            forward,
+            "    let all = vec![\n        // Not an entry.\n        crew::v2::captain::webhooks(),\n        \
+             crew::v10::captain::webhooks(),\n        ship::v1::frigate::webhooks(),\n        \
+             // +operator-rs:scaffold:webhooks\n    ];\n"
+        );
+    }
 
     #[test]
     fn inserts_above_the_marker_with_its_indentation() {

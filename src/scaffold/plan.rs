@@ -351,7 +351,20 @@ impl Plan {
 
     /// Plans inserting `fragment` above marker `marker` in `path` (a no-op if it is there).
     pub fn insert(&mut self, path: &str, marker: &str, fragment: &str) -> Result<()> {
-        self.edit_text(path, |text| markers::insert(path, text, marker, fragment))?;
+        self.insert_ordered(path, marker, fragment, markers::Order::Appended)
+    }
+
+    /// [`Plan::insert`], with the fragment placed in `order` among the lines above the marker.
+    pub fn insert_ordered(
+        &mut self,
+        path: &str,
+        marker: &str,
+        fragment: &str,
+        order: markers::Order,
+    ) -> Result<()> {
+        self.edit_text(path, |text| {
+            markers::insert_ordered(path, text, marker, fragment, order)
+        })?;
         if path.ends_with(".rs") && !self.unformatted.contains_key(path) {
             self.edited.insert(path.to_string());
         }
