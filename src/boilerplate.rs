@@ -43,6 +43,49 @@ limitations under the License."
     }
 }
 
+/// A header that [`header`] writes, read back: the flags and the year that write it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recognized {
+    pub license: License,
+    pub owner: String,
+    pub year: i64,
+}
+
+impl Recognized {
+    /// A `SOURCE_DATE_EPOCH` within the header's year (noon on January 1st, UTC), for
+    /// [`current_year`] to give that year back.
+    pub fn source_date_epoch(&self) -> i64 {
+        days_before_year(self.year) * 86_400 + 12 * 3_600
+    }
+}
+
+/// The license, owner and year of a header that `--license` and `--owner` write, if `text` is
+/// exactly one of those (`None` for any other text, such as a `--license-file` header).
+pub fn recognize(text: &str) -> Option<Recognized> {
+    let (year, owner) = owner_and_year(text)?;
+    [License::Apache2, License::Copyright]
+        .into_iter()
+        .find(|&license| header(license, &owner, year) == text)
+        .map(|license| Recognized {
+            license,
+            owner,
+            year,
+        })
+}
+
+/// The year and owner in the first line of a header operator-rs wrote,
+/// `// Copyright <year>[ <owner>].`.
+pub fn owner_and_year(header: &str) -> Option<(i64, String)> {
+    let first = header.lines().next()?;
+    let rest = first.strip_prefix("// Copyright ")?;
+    let rest = rest.strip_suffix('.').unwrap_or(rest);
+    let (year, owner) = rest.split_once(' ').unwrap_or((rest, ""));
+    if year.is_empty() || !year.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some((year.parse().ok()?, owner.to_string()))
+}
+
 /// The header from a `--license-file`: its text as it is (kubebuilder copies it too), checked
 /// like `hack/boilerplate.rs.txt` and ending with a line break.
 pub fn from_license_file(path: &std::path::Path) -> anyhow::Result<String> {
@@ -163,6 +206,12 @@ fn year_of(unix_seconds: i64) -> i64 {
     yoe + era * 400 + i64::from(month <= 2)
 }
 
+/// Days from 1970-01-01 to January 1st of `year` (proleptic Gregorian).
+fn days_before_year(year: i64) -> i64 {
+    let y = year - 1;
+    365 * (year - 1970) + (y.div_euclid(4) - y.div_euclid(100) + y.div_euclid(400)) - 477
+}
+
 /// 32-bit FNV-1a, as kubebuilder's `hashFNV` (leader election IDs `<8 hex>.<domain>`).
 pub fn fnv1a32(text: &str) -> u32 {
     text.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
@@ -180,6 +229,37 @@ mod tests {
         assert_eq!(year_of(1_798_761_599), 2026); // 2026-12-31T23:59:59Z
         assert_eq!(year_of(1_798_761_600), 2027);
         assert_eq!(year_of(951_782_400), 2000); // 2000-02-29
+    }
+
+    #[test]
+    fn years_round_trip_through_source_date_epoch() {
+        for year in [1970, 1999, 2000, 2024, 2026, 2100] {
+            let r = Recognized {
+                license: License::Copyright,
+                owner: String::new(),
+                year,
+            };
+            assert_eq!(year_of(r.source_date_epoch()), year);
+            assert_eq!(year_of(r.source_date_epoch() - 13 * 3_600), year - 1);
+        }
+    }
+
+    #[test]
+    fn headers_are_recognized_only_as_written() {
+        for license in [License::Apache2, License::Copyright] {
+            for owner in ["", "Acme", "The Kubernetes authors", "Zoë 株式会社 v1.2"] {
+                let text = header(license, owner, 2024);
+                let back = recognize(&text).unwrap();
+                assert_eq!(
+                    (back.license, back.owner.as_str(), back.year),
+                    (license, owner, 2024)
+                );
+            }
+        }
+        let edited = header(License::Apache2, "Acme", 2024).replace("AS IS", "as is");
+        assert_eq!(recognize(&edited), None);
+        assert_eq!(recognize("/* Copyright 2024 Acme. */\n"), None);
+        assert_eq!(recognize(""), None);
     }
 
     #[test]

@@ -64,6 +64,11 @@ pub enum Command {
   operator-rs edit --multigroup --dry-run")]
     Edit(EditArgs),
 
+    /// Work on the project as a whole: scaffold it again from PROJECT, or upgrade it to this
+    /// release's scaffold (kubebuilder's `alpha` commands).
+    #[command(subcommand)]
+    Alpha(AlphaCommand),
+
     /// Print the version of operator-rs and of the stack it generates.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
@@ -121,6 +126,110 @@ pub enum CreateCommand {
   operator-rs create webhook --group apps --version v1 --kind Deployment --defaulting \\
       --programmatic-validation --defaulting-path=/mutate-deployments --validation-path=/validate-deployments")]
     Webhook(CreateWebhookArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlphaCommand {
+    /// Scaffold the project again from its PROJECT file, in a new folder (or in a folder where
+    /// PROJECT is all that is left): `init`, every `create api`, every `create webhook`, then
+    /// `make manifests`.
+    #[command(after_help = "Examples:
+  # The project in the current folder, scaffolded again in ../memcached-operator-fresh
+  operator-rs alpha generate --output-dir ../memcached-operator-fresh
+
+  # A project of which only PROJECT (and hack/boilerplate.rs.txt) is left, rebuilt in place
+  operator-rs alpha generate
+
+  # See the command lines it runs, with their output
+  operator-rs --verbose alpha generate --output-dir /tmp/fresh")]
+    Generate(AlphaGenerateArgs),
+
+    /// Bring the project onto this operator-rs's scaffold: a three-way merge of the scaffold the
+    /// project started from, your tree and the new scaffold; the runtime crate is replaced.
+    #[command(after_help = "Examples:
+  # A project made by operator-rs 0.1.0, with that release's binary at hand
+  git commit -am 'before the update'
+  operator-rs alpha update --from-binary ~/.local/operator-rs-0.1.0/bin/operator-rs
+  git diff        # review; resolve any CONFLICT the command listed
+
+  # See what would change
+  operator-rs alpha update --from-binary /tmp/operator-rs-0.1.0 --dry-run")]
+    Update(AlphaUpdateArgs),
+
+    /// Scaffold a Rust project from a kubebuilder Go project: the same domain, name, kinds,
+    /// versions, scopes, controllers and webhooks, with each kind's spec and status fields from
+    /// the Go project's CRDs; lists what it could not carry over.
+    #[command(after_help = "Examples:
+  # In a new, empty folder beside the Go project
+  mkdir memcached-operator-rs && cd memcached-operator-rs
+  operator-rs alpha migrate --from ../memcached-operator
+
+  # Into a folder of its own, without building it (no `make manifests`)
+  operator-rs alpha migrate --from ~/src/project-v4 --output-dir /tmp/project-v4-rs --make=false")]
+    Migrate(AlphaMigrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AlphaMigrateArgs {
+    /// The folder of the kubebuilder Go project (its PROJECT, config/crd/bases, config/samples
+    /// and hack/boilerplate.go.txt are read).
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub from: std::path::PathBuf,
+
+    /// Where to write the Rust project: a new or empty folder [default: the current folder,
+    /// which must be empty].
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub output_dir: Option<std::path::PathBuf>,
+
+    /// Run `make manifests` on the new project (CRDs, RBAC and webhook manifests).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub make: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct AlphaGenerateArgs {
+    /// The project to read PROJECT (and hack/boilerplate.rs.txt) from [default: the current folder].
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub input_dir: Option<std::path::PathBuf>,
+
+    /// Where to write the project: a new or empty folder [default: the input folder, which must
+    /// hold nothing but PROJECT and its license header].
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub output_dir: Option<std::path::PathBuf>,
+
+    /// Run `make manifests` on the new tree (config/crd/bases, RBAC and webhook manifests).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub make: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct AlphaUpdateArgs {
+    /// The operator-rs binary of the release that made the project (PROJECT's cliVersion): it
+    /// scaffolds the project as it started, the base of the merge.
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
+    pub from_binary: Option<std::path::PathBuf>,
+
+    /// The release that made the project [default: cliVersion in PROJECT].
+    #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
+    pub from_version: Option<String>,
+
+    /// Update even if the git work tree has uncommitted changes, or PROJECT says the project is
+    /// on this release already.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub force: bool,
+
+    /// Run `make manifests` after a merge without conflicts.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub make: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 #[derive(Debug, Args)]

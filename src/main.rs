@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 
-use operator_rs::cli::{Cli, Command, CreateCommand};
+use operator_rs::cli::{AlphaCommand, Cli, Command, CreateCommand};
 use operator_rs::commands;
 use operator_rs::scaffold;
 
@@ -55,7 +55,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Edit(args) => Some(args.common.dry_run),
         Command::Create(CreateCommand::Api(args)) => Some(args.common.dry_run),
         Command::Create(CreateCommand::Webhook(args)) => Some(args.common.dry_run),
-        Command::Version | Command::Completion { .. } => None,
+        // They lock the folders they write themselves (generate's may be another one).
+        Command::Alpha(_) | Command::Version | Command::Completion { .. } => None,
     };
     let _lock = match dry_run {
         Some(false) => Some(scaffold::lock(&cwd)?),
@@ -70,6 +71,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Edit(args) => commands::edit::run(&args, &cwd),
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&args, &cwd),
         Command::Create(CreateCommand::Webhook(args)) => commands::create_webhook::run(&args, &cwd),
+        Command::Alpha(AlphaCommand::Generate(args)) => commands::alpha::generate::run(&args, &cwd),
+        Command::Alpha(AlphaCommand::Update(args)) => commands::alpha::update::run(&args, &cwd),
+        Command::Alpha(AlphaCommand::Migrate(args)) => commands::alpha::migrate::run(&args, &cwd),
         Command::Version => {
             commands::version::run();
             Ok(())

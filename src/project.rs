@@ -279,7 +279,8 @@ impl Project {
         {
             bail!(
                 "this is a kubebuilder Go project (layout {}); operator-rs cannot add Rust code to it: \
-                 use kubebuilder here, or run `operator-rs init` in a new folder for a Rust operator",
+                 use kubebuilder here, or make a Rust project from it in a new folder with \
+                 `operator-rs alpha migrate --from <this folder>`",
                 names::shown(go).trim_matches('"')
             );
         }

@@ -12,6 +12,12 @@ static RUNTIME: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/runtime");
 /// Where the runtime crate goes in a generated project.
 pub const DIR: &str = "operator-rs-runtime";
 
+/// Whether `path` (relative to a project's root, `/`-separated) is in the runtime crate's folder.
+pub fn owns(path: &str) -> bool {
+    path.strip_prefix(DIR)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// Every file of the runtime crate: its path in a generated project and its contents, sorted.
 pub fn files() -> Vec<(String, &'static str)> {
     let mut files = Vec::new();

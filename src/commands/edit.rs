@@ -135,17 +135,9 @@ fn new_header(args: &EditArgs, old_header: &str, year: i64) -> Result<Option<Str
 
 /// The owner named in a header operator-rs wrote (`// Copyright <year> <owner>.`).
 fn current_owner(header: &str) -> String {
-    let Some(first) = header.lines().next() else {
-        return String::new();
-    };
-    let Some(rest) = first.strip_prefix("// Copyright ") else {
-        return String::new();
-    };
-    let rest = rest.trim_end_matches('.');
-    match rest.split_once(' ') {
-        Some((year, owner)) if year.chars().all(|c| c.is_ascii_digit()) => owner.to_string(),
-        _ => String::new(),
-    }
+    boilerplate::owner_and_year(header)
+        .map(|(_, owner)| owner)
+        .unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------

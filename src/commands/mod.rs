@@ -1,5 +1,6 @@
 //! One module per command: each turns validated arguments into a [`crate::scaffold::Plan`].
 
+pub mod alpha;
 pub mod completion;
 pub mod create_api;
 pub mod create_webhook;

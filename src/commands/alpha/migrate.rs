@@ -1,0 +1,439 @@
+//! `operator-rs alpha migrate --from <Go project>`: a Rust project with what a kubebuilder Go
+//! project's PROJECT records (domain, name, repo, layout, scope, kinds, versions, controllers,
+//! webhooks, deploy-image options), scaffolded by the same command lines `alpha generate` runs;
+//! then each kind's spec and status fields from the CRDs controller-gen wrote in the Go project's
+//! config/crd/bases, and the Go project's samples. What cannot be carried over is listed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+use serde::Deserialize as _;
+use serde_yaml::Value;
+
+use super::replay::{self, License};
+use super::rust_fields;
+use crate::boilerplate;
+use crate::cli::AlphaMigrateArgs;
+use crate::commands::deploy_image;
+use crate::project::{self, Api, LAYOUT, Project, Resource};
+use crate::scaffold::rustfmt;
+
+pub fn run(args: &AlphaMigrateArgs, cwd: &Path) -> Result<()> {
+    let from = cwd.join(&args.from);
+    let output = args
+        .output_dir
+        .as_deref()
+        .map_or(cwd.to_path_buf(), |d| cwd.join(d));
+    let go = read_go_project(&from)?;
+    let mut report = Vec::new();
+    let project = rust_project(&go, &from, &mut report)?;
+    project.validate()?;
+    let license = go_license(&from)?;
+    super::generate::check_output(None, &output)?;
+
+    let scratch = tempfile::tempdir().context("creating a scratch folder")?;
+    let tree_dir = scratch.path().join(&project.project_name);
+    std::fs::create_dir(&tree_dir)?;
+    let license_file = scratch.path().join("boilerplate.rs.txt");
+    if let License::File(text) = &license {
+        std::fs::write(&license_file, text)?;
+    }
+    let lines = replay::command_lines(&project, &license, &license_file);
+    replay::run_all(&super::this_binary()?, &tree_dir, &lines, &license, false)?;
+
+    let crds = read_crds(&from.join("config/crd/bases"))?;
+    let mut api_files = Vec::new();
+    for r in project.resources.iter().filter(|r| r.api.is_some()) {
+        api_files.extend(carry_types(
+            &project,
+            r,
+            &crds,
+            &from,
+            &tree_dir,
+            &mut report,
+        )?);
+    }
+    // One rustfmt for every API file written to: the fields as `cargo fmt` lays them out.
+    let (paths, texts): (Vec<_>, Vec<_>) = api_files.into_iter().unzip();
+    for (path, text) in paths.iter().zip(rustfmt::format_all(&tree_dir, texts)) {
+        std::fs::write(path, text)?;
+    }
+    if args.make {
+        replay::run_all(&super::this_binary()?, &tree_dir, &[], &license, true)?;
+    }
+    super::generate::write_tree(&tree_dir, &output, None, args.common.dry_run)?;
+    println!(
+        "Migrated the kubebuilder project {} to {}.",
+        from.display(),
+        output.display()
+    );
+    println!("Not carried over (do these by hand):");
+    report.push(
+        "the Go code: port each controller's Reconcile into src/controller/, webhook logic into \
+         src/webhook/, conversions into the conversion files"
+            .into(),
+    );
+    for line in &report {
+        println!("- {line}");
+    }
+    Ok(())
+}
+
+/// The Go project's PROJECT, which must be a kubebuilder Go project's.
+fn read_go_project(from: &Path) -> Result<Project> {
+    let path = from.join(project::FILE);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "reading {} (--from must be the folder of a kubebuilder project)",
+            path.display()
+        )
+    })?;
+    let go = Project::parse(&text)?;
+    if !go
+        .layout
+        .iter()
+        .any(|l| l.starts_with("go.kubebuilder.io/"))
+    {
+        if go.layout.iter().any(|l| l == LAYOUT) {
+            bail!(
+                "{} is an operator-rs project already; `operator-rs alpha update` brings it onto \
+                 this release",
+                from.display()
+            );
+        }
+        bail!(
+            "{} is not a kubebuilder Go project (its layout is {:?}, not go.kubebuilder.io/v4)",
+            from.display(),
+            go.layout
+        );
+    }
+    Ok(go)
+}
+
+/// The operator-rs PROJECT the migration scaffolds: the Go one's records that mean something
+/// here. What is left out goes to `report`.
+fn rust_project(go: &Project, from: &Path, report: &mut Vec<String>) -> Result<Project> {
+    let project_name = if go.project_name.is_empty() {
+        folder_name(from)?
+    } else {
+        go.project_name.clone()
+    };
+    let mut project = Project {
+        cli_version: env!("CARGO_PKG_VERSION").into(),
+        domain: go.domain.clone(),
+        layout: vec![LAYOUT.into()],
+        multigroup: go.multigroup,
+        namespaced: go.namespaced,
+        project_name,
+        repo: go.repo.clone(),
+        version: "3".into(),
+        ..Project::default()
+    };
+    for r in &go.resources {
+        let shown = format!("{} {}/{}", r.kind, r.group, r.version);
+        if r.unknown.get("external").and_then(Value::as_bool) == Some(true) {
+            report.push(format!(
+                "{shown}: a type of another project ({}); add its controller or webhook with \
+                 `operator-rs create api --external-api-path <its CRD file>` where available",
+                r.path
+            ));
+            continue;
+        }
+        let controllers: Vec<&str> = r
+            .unknown
+            .get("controllers")
+            .and_then(Value::as_sequence)
+            .map(|c| c.iter().filter_map(|c| c.get("name")?.as_str()).collect())
+            .unwrap_or_default();
+        if controllers.len() > 1 {
+            report.push(format!(
+                "{shown}: controllers {} beyond the first; operator-rs scaffolded one",
+                controllers[1..].join(", ")
+            ));
+        }
+        let api = r.api.as_ref().map(|a| {
+            if a.unknown.get("ssa").and_then(Value::as_bool) == Some(true) {
+                report.push(format!(
+                    "{shown}: --ssa needs nothing in Rust (controllers apply server-side already)"
+                ));
+            }
+            Api {
+                crd_version: "v1".into(),
+                namespaced: a.namespaced,
+                ..Api::default()
+            }
+        });
+        project.resources.push(Resource {
+            api,
+            controller: r.controller || !controllers.is_empty(),
+            core: r.core,
+            group: r.group.clone(),
+            kind: r.kind.clone(),
+            plural: r.plural.clone(),
+            version: r.version.clone(),
+            webhooks: r.webhooks.clone(),
+            ..Resource::default()
+        });
+    }
+    for (key, config) in &go.plugins {
+        if key == "deploy-image.go.kubebuilder.io/v1-alpha" {
+            project
+                .plugins
+                .insert(deploy_image::PLUGIN_KEY.into(), config.clone());
+        } else {
+            report.push(format!("plugin {key}: operator-rs has no such plugin"));
+        }
+    }
+    Ok(project)
+}
+
+fn folder_name(dir: &Path) -> Result<String> {
+    let full = dir.canonicalize()?;
+    Ok(full
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_lowercase())
+}
+
+/// The Go project's license header (`hack/boilerplate.go.txt`, a `/* */` block): the flags that
+/// write the same text as `//` lines if it is a header kubebuilder's `--license` wrote, else the
+/// block as it is (a Rust comment too).
+fn go_license(from: &Path) -> Result<License> {
+    let text = match std::fs::read_to_string(from.join("hack/boilerplate.go.txt")) {
+        Ok(text) if !text.trim().is_empty() => text,
+        Ok(_) => return Ok(License::None),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(License::None),
+        Err(err) => return Err(err).context("reading hack/boilerplate.go.txt"),
+    };
+    let inner = text
+        .trim()
+        .strip_prefix("/*")
+        .and_then(|t| t.strip_suffix("*/"))
+        .map(str::trim);
+    if let Some(inner) = inner {
+        let as_lines: String = inner
+            .lines()
+            .map(|l| format!("// {l}").trim_end().to_string() + "\n")
+            .collect();
+        if let Some(recognized) = boilerplate::recognize(&as_lines) {
+            return Ok(License::Flags(recognized));
+        }
+    }
+    boilerplate::check_header(&text).map_err(|problem| {
+        anyhow::anyhow!("hack/boilerplate.go.txt {problem}; it cannot head Rust files")
+    })?;
+    Ok(License::File(text.trim_end().to_string() + "\n"))
+}
+
+/// Every CRD in `dir`, by (group, kind).
+fn read_crds(dir: &Path) -> Result<BTreeMap<(String, String), Value>> {
+    let mut crds = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(crds);
+    };
+    let mut paths: Vec<_> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+    paths.sort();
+    for path in paths
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+    {
+        let text = std::fs::read_to_string(path)?;
+        for document in serde_yaml::Deserializer::from_str(&text) {
+            let crd = Value::deserialize(document)
+                .with_context(|| format!("{} is not valid YAML", path.display()))?;
+            let spec = crd.get("spec");
+            let field = |k: &str| -> Option<String> {
+                Some(match k {
+                    "kind" => spec?.get("names")?.get("kind")?.as_str()?.to_string(),
+                    _ => spec?.get(k)?.as_str()?.to_string(),
+                })
+            };
+            if let (Some(group), Some(kind)) = (field("group"), field("kind")) {
+                crds.insert((group, kind), crd);
+            }
+        }
+    }
+    Ok(crds)
+}
+
+/// The spec and status fields of one kind's version, from its CRD, into the text of the Rust API
+/// file the scaffold wrote (returned with its path, to be formatted); and the Go project's sample
+/// of it, written.
+fn carry_types(
+    project: &Project,
+    r: &Resource,
+    crds: &BTreeMap<(String, String), Value>,
+    from: &Path,
+    tree: &Path,
+    report: &mut Vec<String>,
+) -> Result<Option<(PathBuf, String)>> {
+    let shown = format!("{} {}/{}", r.kind, r.group, r.version);
+    let qualified = format!("{}.{}", r.group, project.domain);
+    if deploy_image::DeployImage::recorded(project, &r.group, &r.version, &r.kind).is_some() {
+        // deploy-image kinds get the plugin's types (size, containerPort), as in Go.
+        return Ok(None);
+    }
+    let Some(crd) = crds.get(&(qualified.clone(), r.kind.clone())) else {
+        report.push(format!(
+            "{shown}: no CRD for it in config/crd/bases (run `make manifests` in the Go project \
+             first); its fields are the scaffold's example"
+        ));
+        return Ok(None);
+    };
+    let schema = crd
+        .get("spec")
+        .and_then(|s| s.get("versions"))
+        .and_then(Value::as_sequence)
+        .and_then(|versions| {
+            versions
+                .iter()
+                .find(|v| v.get("name").and_then(Value::as_str) == Some(r.version.as_str()))
+        })
+        .and_then(|v| v.get("schema")?.get("openAPIV3Schema"));
+    let Some(schema) = schema else {
+        report.push(format!(
+            "{shown}: its CRD has no schema for {}; its fields are the scaffold's example",
+            r.version
+        ));
+        return Ok(None);
+    };
+    let converts = project.resources.iter().any(|o| {
+        o.group == r.group && o.kind == r.kind && o.webhooks.as_ref().is_some_and(|w| w.conversion)
+    });
+    let empty = Value::Mapping(Default::default());
+    let props = |part: &str| {
+        schema
+            .get("properties")
+            .and_then(|p| p.get(part))
+            .unwrap_or(&empty)
+    };
+    let names = |part: &str| -> Vec<String> {
+        props(part)
+            .get("properties")
+            .and_then(Value::as_mapping)
+            .map(|m| {
+                m.keys()
+                    .filter_map(|k| k.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // The scaffold's own fields: nothing to carry.
+    let as_scaffolded = names("spec") == ["foo"]
+        && is_optional_string(props("spec"), "foo")
+        && names("status").iter().all(|n| n == "conditions");
+    if as_scaffolded {
+        return Ok(None);
+    }
+    if converts {
+        report.push(format!(
+            "{shown}: has a conversion webhook, whose scaffolded conversions copy the example field \
+             `foo` between versions: its fields are the scaffold's; port the fields from the CRD \
+             together with the conversions"
+        ));
+        return Ok(None);
+    }
+    let Some(file) = api_file(tree, &qualified, &r.version, &r.kind)? else {
+        bail!("the scaffold has no API file for {shown}");
+    };
+    let mut text = std::fs::read_to_string(&file)?;
+    let has_webhooks = r
+        .webhooks
+        .as_ref()
+        .is_some_and(|w| w.defaulting || w.validation);
+    // Defaulting and validation examples use `spec.foo`: keep the scaffold's field for them.
+    let spec_except: &[&str] = if has_webhooks { &["foo"] } else { &[] };
+    if has_webhooks && !is_optional_string(props("spec"), "foo") {
+        report.push(format!(
+            "{shown}: kept the scaffold's example field spec.foo, which its webhook examples use; \
+             remove it with them"
+        ));
+    }
+    let spec = rust_fields::translate(props("spec"), &format!("{}Spec", r.kind), spec_except);
+    let status = rust_fields::translate(
+        props("status"),
+        &format!("{}Status", r.kind),
+        &["conditions"],
+    );
+    for skipped in spec.skipped.iter().chain(&status.skipped) {
+        report.push(format!("{shown}: {skipped}"));
+    }
+    let example = format!(
+        "    /// foo is an example field of {kind}. Edit {file} to remove or update it.\n    \
+         #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub foo: Option<String>,\n",
+        kind = r.kind,
+        file = file
+            .file_name()
+            .and_then(|f| f.to_str())
+            .unwrap_or_default()
+    );
+    if !text.contains(&example) {
+        bail!("the scaffold of {shown} has no example field to replace");
+    }
+    let keep = if has_webhooks {
+        example.clone()
+    } else {
+        String::new()
+    };
+    text = text.replacen(&example, &(keep + &spec.fields), 1);
+    let status_end = "    pub conditions: Vec<Condition>,\n}\n";
+    text = text.replacen(
+        status_end,
+        &format!(
+            "    pub conditions: Vec<Condition>,\n{}}}\n{}{}",
+            status.fields, spec.structs, status.structs
+        ),
+        1,
+    );
+    carry_sample(r, from, tree, has_webhooks)?;
+    Ok(Some((file, text)))
+}
+
+fn is_optional_string(spec: &Value, field: &str) -> bool {
+    let required = spec
+        .get("required")
+        .and_then(Value::as_sequence)
+        .is_some_and(|r| r.iter().any(|f| f.as_str() == Some(field)));
+    let property = spec.get("properties").and_then(|p| p.get(field));
+    !required && property.and_then(|p| p.get("type")?.as_str()) == Some("string")
+}
+
+/// The Go project's sample of the kind replaces the scaffold's (same file name); without one,
+/// the scaffold's loses the example field if the type did.
+fn carry_sample(r: &Resource, from: &Path, tree: &Path, kept_foo: bool) -> Result<()> {
+    let name = format!(
+        "config/samples/{}_{}_{}.yaml",
+        r.group,
+        r.version,
+        r.kind.to_lowercase()
+    );
+    let ours = tree.join(&name);
+    if let Ok(go) = std::fs::read_to_string(from.join(&name)) {
+        std::fs::write(&ours, go)?;
+    } else if !kept_foo && let Ok(text) = std::fs::read_to_string(&ours) {
+        std::fs::write(&ours, text.replace("  foo: bar\n", ""))?;
+    }
+    Ok(())
+}
+
+/// The API file of group/version/kind in the scaffolded tree: the `.rs` file under src/api whose
+/// `#[kube(...)]` names them.
+fn api_file(tree: &Path, group: &str, version: &str, kind: &str) -> Result<Option<PathBuf>> {
+    let wanted = [
+        format!("group = \"{group}\""),
+        format!("version = \"{version}\""),
+        format!("kind = \"{kind}\""),
+    ];
+    for entry in walkdir::WalkDir::new(tree.join("src/api")).sort_by_file_name() {
+        let entry = entry?;
+        if entry.path().extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(entry.path())?;
+            if wanted.iter().all(|w| text.contains(w.as_str())) {
+                return Ok(Some(entry.into_path()));
+            }
+        }
+    }
+    Ok(None)
+}

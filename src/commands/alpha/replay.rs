@@ -1,0 +1,379 @@
+//! PROJECT as the command lines that scaffold it, and running them with an operator-rs binary.
+//!
+//! `alpha generate` runs them with this binary; `alpha update` runs them with the binary of the
+//! release that made the project too, for the scaffold the user started from. As kubebuilder's
+//! `alpha generate` does, the webhooks of the project's kinds come after every `create api`: a
+//! conversion webhook needs its spoke versions to exist, and PROJECT lists a kind's hub before
+//! its spokes.
+
+use std::fmt;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::boilerplate::{self, Recognized};
+use crate::commands::deploy_image::DeployImage;
+use crate::project::{Project, Resource};
+
+/// One operator-rs command line, without the program name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine(pub Vec<String>);
+
+impl CommandLine {
+    fn new(words: &[&str]) -> Self {
+        Self(words.iter().map(|w| w.to_string()).collect())
+    }
+
+    fn flag(&mut self, name: &str, value: impl Into<String>) {
+        self.0.push(format!("--{name}={}", value.into()));
+    }
+}
+
+/// As a user would type it: `operator-rs create api --group crew …`, quoted for a POSIX shell
+/// where a word needs it.
+impl fmt::Display for CommandLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("operator-rs")?;
+        for word in &self.0 {
+            let plain = !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_=./:,@+".contains(c));
+            if plain {
+                write!(f, " {word}")?;
+            } else {
+                write!(f, " '{}'", word.replace('\'', r"'\''"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How to get the project's license header back: `init` flags, and the `SOURCE_DATE_EPOCH` that
+/// gives the header's year (the reproducible-builds variable `init` reads its year from).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum License {
+    /// A header `init` writes from `--license`/`--owner`, in `year`.
+    Flags(Recognized),
+    /// Any other header: `--license-file` with this text.
+    File(String),
+    /// No header file: `--license none`.
+    None,
+}
+
+impl License {
+    /// The license of the project at `dir`, from its `hack/boilerplate.rs.txt`.
+    pub fn of_project(dir: &Path) -> Result<Self> {
+        let header = crate::commands::resource::read_boilerplate(dir)?;
+        Ok(if header.is_empty() {
+            License::None
+        } else {
+            match boilerplate::recognize(&header) {
+                Some(recognized) => License::Flags(recognized),
+                None => License::File(header),
+            }
+        })
+    }
+}
+
+/// The commands that scaffold `project` from an empty folder. `license_file` is where the
+/// header text of [`License::File`] is written for `--license-file` to read.
+pub fn command_lines(
+    project: &Project,
+    license: &License,
+    license_file: &Path,
+) -> Vec<CommandLine> {
+    let mut init = CommandLine::new(&["init"]);
+    init.flag("domain", &project.domain);
+    init.flag("project-name", &project.project_name);
+    if !project.repo.is_empty() {
+        init.flag("repo", &project.repo);
+    }
+    if project.multigroup {
+        init.flag("multigroup", "true");
+    }
+    if project.namespaced {
+        init.flag("namespaced", "true");
+    }
+    match license {
+        License::Flags(Recognized { license, owner, .. }) => {
+            init.flag("license", license.as_str());
+            if !owner.is_empty() {
+                init.flag("owner", owner);
+            }
+        }
+        License::File(_) => init.flag("license-file", license_file.display().to_string()),
+        License::None => init.flag("license", "none"),
+    }
+
+    // Webhook-only resources (built-in kinds) are created by their `create webhook`: it runs in
+    // their place among the APIs, which keeps PROJECT's order of resources.
+    let mut lines = vec![init];
+    for r in &project.resources {
+        if r.api.is_none() && !r.controller {
+            lines.extend(create_webhook(r));
+        } else {
+            lines.push(create_api(project, r));
+        }
+    }
+    for r in &project.resources {
+        if r.api.is_some() || r.controller {
+            lines.extend(create_webhook(r));
+        }
+    }
+    lines
+}
+
+fn create_api(project: &Project, r: &Resource) -> CommandLine {
+    let mut api = CommandLine::new(&["create", "api"]);
+    identify(&mut api, r);
+    if let Some(a) = &r.api
+        && !a.namespaced
+    {
+        api.flag("namespaced", "false");
+    }
+    api.flag("resource", r.api.is_some().to_string());
+    api.flag("controller", r.controller.to_string());
+    if let Some(image) = DeployImage::recorded(project, &r.group, &r.version, &r.kind) {
+        api.flag("image", &image.image);
+        if let Some(command) = &image.command_flag {
+            api.flag("image-container-command", command);
+        }
+        if let Some(port) = image.port {
+            api.flag("image-container-port", port.to_string());
+        }
+        if let Some(user) = image.run_as_user {
+            api.flag("run-as-user", user.to_string());
+        }
+    }
+    api.flag("make", "false");
+    api
+}
+
+/// The `create webhook` of a resource, if it has webhooks.
+fn create_webhook(r: &Resource) -> Option<CommandLine> {
+    let w = r.webhooks.as_ref()?;
+    if !(w.defaulting || w.validation || w.conversion) {
+        return None;
+    }
+    let mut webhook = CommandLine::new(&["create", "webhook"]);
+    identify(&mut webhook, r);
+    if w.defaulting {
+        webhook.flag("defaulting", "true");
+    }
+    if let Some(path) = &w.defaulting_path {
+        webhook.flag("defaulting-path", path);
+    }
+    if w.validation {
+        webhook.flag("programmatic-validation", "true");
+    }
+    if let Some(path) = &w.validation_path {
+        webhook.flag("validation-path", path);
+    }
+    if w.conversion {
+        webhook.flag("conversion", "true");
+        if !w.spoke.is_empty() {
+            webhook.flag("spoke", w.spoke.join(","));
+        }
+    }
+    webhook.flag("make", "false");
+    Some(webhook)
+}
+
+/// `--group --version --kind [--plural]` of a resource.
+fn identify(line: &mut CommandLine, r: &Resource) {
+    line.flag("group", &r.group);
+    line.flag("version", &r.version);
+    line.flag("kind", &r.kind);
+    if let Some(plural) = &r.plural {
+        line.flag("plural", plural);
+    }
+}
+
+/// Runs every command line with `binary` in `dir` (an empty folder), then `make manifests` if
+/// `make`. Each command is printed as it starts; its output is shown only if it fails, or with
+/// `--verbose`.
+pub fn run_all(
+    binary: &Path,
+    dir: &Path,
+    lines: &[CommandLine],
+    license: &License,
+    make: bool,
+) -> Result<()> {
+    for line in lines {
+        println!("$ {line}");
+        let mut command = Command::new(binary);
+        command.args(&line.0).current_dir(dir);
+        if let License::Flags(recognized) = license {
+            command.env(
+                "SOURCE_DATE_EPOCH",
+                recognized.source_date_epoch().to_string(),
+            );
+        }
+        run_shown(command, &line.to_string())?;
+    }
+    if make {
+        println!("$ make manifests");
+        let mut command = Command::new("make");
+        command
+            .args(["--no-print-directory", "manifests"])
+            .current_dir(dir);
+        run_shown(command, "make manifests")?;
+    }
+    Ok(())
+}
+
+fn run_shown(mut command: Command, shown: &str) -> Result<()> {
+    if super::super::verbose() {
+        let status = command
+            .status()
+            .with_context(|| format!("running {shown}"))?;
+        if !status.success() {
+            bail!("{shown} failed ({status})");
+        }
+        return Ok(());
+    }
+    let (status, output) =
+        super::super::run_quietly(command).with_context(|| format!("running {shown}"))?;
+    if !status.success() {
+        bail!(
+            "{shown} failed ({status}):\n{}",
+            String::from_utf8_lossy(&output).trim_end()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::{Api, Webhooks};
+
+    fn project() -> Project {
+        let mut p = Project {
+            domain: "example.com".into(),
+            project_name: "crew".into(),
+            repo: "example.com/crew".into(),
+            namespaced: true,
+            version: "3".into(),
+            ..Project::default()
+        };
+        let api = |namespaced| {
+            Some(Api {
+                crd_version: "v1".into(),
+                namespaced,
+                ..Api::default()
+            })
+        };
+        p.resources = vec![
+            Resource {
+                api: api(true),
+                controller: true,
+                group: "crew".into(),
+                kind: "FirstMate".into(),
+                version: "v1".into(),
+                webhooks: Some(Webhooks {
+                    conversion: true,
+                    spoke: vec!["v2".into()],
+                    webhook_version: "v1".into(),
+                    ..Webhooks::default()
+                }),
+                ..Resource::default()
+            },
+            Resource {
+                api: api(false),
+                group: "crew".into(),
+                kind: "Admiral".into(),
+                plural: Some("admirales".into()),
+                version: "v2".into(),
+                ..Resource::default()
+            },
+            Resource {
+                core: true,
+                group: "core".into(),
+                kind: "Pod".into(),
+                version: "v1".into(),
+                webhooks: Some(Webhooks {
+                    defaulting: true,
+                    defaulting_path: Some("/mutate-pods".into()),
+                    ..Webhooks::default()
+                }),
+                ..Resource::default()
+            },
+        ];
+        p
+    }
+
+    #[test]
+    fn apis_in_order_then_webhooks_with_every_recorded_option() {
+        let lines: Vec<String> = command_lines(&project(), &License::None, Path::new("unused"))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "operator-rs init --domain=example.com --project-name=crew --repo=example.com/crew \
+                 --namespaced=true --license=none",
+                "operator-rs create api --group=crew --version=v1 --kind=FirstMate --resource=true \
+                 --controller=true --make=false",
+                "operator-rs create api --group=crew --version=v2 --kind=Admiral --plural=admirales \
+                 --namespaced=false --resource=true --controller=false --make=false",
+                "operator-rs create webhook --group=core --version=v1 --kind=Pod --defaulting=true \
+                 --defaulting-path=/mutate-pods --make=false",
+                "operator-rs create webhook --group=crew --version=v1 --kind=FirstMate \
+                 --conversion=true --spoke=v2 --make=false",
+            ]
+        );
+    }
+
+    #[test]
+    fn license_flags_and_files() {
+        let recognized = Recognized {
+            license: crate::cli::License::Copyright,
+            owner: "Zoë's Corp".into(),
+            year: 2026,
+        };
+        let lines = command_lines(&project(), &License::Flags(recognized), Path::new("unused"));
+        assert!(
+            lines[0]
+                .to_string()
+                .ends_with(r"--license=copyright '--owner=Zoë'\''s Corp'"),
+            "{}",
+            lines[0]
+        );
+        let lines = command_lines(
+            &project(),
+            &License::File("// mine\n".into()),
+            Path::new("/tmp/x/boilerplate"),
+        );
+        assert!(
+            lines[0]
+                .0
+                .contains(&"--license-file=/tmp/x/boilerplate".to_string())
+        );
+    }
+
+    #[test]
+    fn deploy_image_records_become_image_flags() {
+        let mut p = project();
+        let image = DeployImage {
+            image: "memcached:1.6.26-alpine3.19".into(),
+            command_flag: Some("memcached,-v".into()),
+            command: vec!["memcached".into(), "-v".into()],
+            port: Some(11211),
+            run_as_user: Some(1001),
+        };
+        image.record(&mut p, "crew", "v1", "FirstMate");
+        let lines = command_lines(&p, &License::None, Path::new("unused"));
+        let api = lines[1].to_string();
+        assert!(
+            api.contains(
+                "--image=memcached:1.6.26-alpine3.19 --image-container-command=memcached,-v \
+                 --image-container-port=11211 --run-as-user=1001 --make=false"
+            ),
+            "{api}"
+        );
+    }
+}

@@ -1,0 +1,449 @@
+//! `operator-rs alpha generate` and `alpha update`: a project scaffolded again from its PROJECT is
+//! the same tree; refusals change nothing; an update merges the user's edits with the new
+//! scaffold, lists conflicts and never drops an edited file.
+//!
+//! The update tests stand in for an older operator-rs with a script that runs this binary and
+//! then changes what it wrote, the way an older release's templates differ. (hack/test-generated
+//! updates a project from the real previous release.)
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::{assert_refused, folder, operator_rs, tree};
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = operator_rs(dir).args(args).output().expect("runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{args:?} failed: {text}");
+    text
+}
+
+/// A project with every kind of record PROJECT has: two versions, a cluster-scoped kind with an
+/// irregular plural, a built-in controller, webhooks of each type (one on a built-in kind, at a
+/// custom path) created out of the resources' order, and a deploy-image kind.
+fn scaffold(dir: &Path, license: &[&str]) {
+    let mut init = vec![
+        "init",
+        "--domain",
+        "example.com",
+        "--repo",
+        "example.com/crew",
+    ];
+    init.extend(license);
+    run_ok(dir, &init);
+    for line in [
+        "create api --group crew --version v1 --kind FirstMate",
+        "create api --group crew --version v2 --kind FirstMate --controller=false",
+        "create api --group crew --version v1 --kind Admiral --plural admirales --namespaced=false",
+        "create webhook --group core --version v1 --kind Pod --defaulting --defaulting-path=/mutate-pods",
+        "create api --group apps --version v1 --kind Deployment --resource=false --controller",
+        "create api --group crew --version v1 --kind Memcached --image=memcached:1.6.26-alpine3.19 --image-container-port=11211",
+        "create webhook --group crew --version v1 --kind Admiral --plural admirales --programmatic-validation",
+        "create webhook --group crew --version v1 --kind FirstMate --conversion --spoke v2",
+        "create webhook --group crew --version v1 --kind Admiral --plural admirales --defaulting",
+    ] {
+        let mut args: Vec<&str> = line.split(' ').collect();
+        args.push("--make=false");
+        run_ok(dir, &args);
+    }
+}
+
+#[test]
+fn generate_gives_the_same_tree_file_for_file() {
+    for license in [
+        &["--owner", "Zoë's Corp"][..],
+        &["--license", "copyright", "--owner", "Acme"],
+        &["--license", "none"],
+    ] {
+        let (tmp, dir) = folder("crew");
+        scaffold(&dir, license);
+        let out = tmp.path().join("regenerated");
+        let out_arg = out.display().to_string();
+        run_ok(
+            &dir,
+            &[
+                "alpha",
+                "generate",
+                "--output-dir",
+                &out_arg,
+                "--make=false",
+            ],
+        );
+        assert_eq!(tree(&dir), tree(&out), "{license:?}");
+    }
+}
+
+#[test]
+fn generate_keeps_a_license_file_header_as_it_is() {
+    let (tmp, dir) = folder("crew");
+    let header = tmp.path().join("header.txt");
+    std::fs::write(&header, "/*\nCopyright 2019 The Fleet authors.\n*/\n").unwrap();
+    let header_arg = header.display().to_string();
+    scaffold(&dir, &["--license-file", &header_arg]);
+    let out = tmp.path().join("regenerated");
+    let out_arg = out.display().to_string();
+    run_ok(
+        &dir,
+        &[
+            "alpha",
+            "generate",
+            "--output-dir",
+            &out_arg,
+            "--make=false",
+        ],
+    );
+    assert_eq!(tree(&dir), tree(&out));
+}
+
+#[test]
+fn generate_rebuilds_a_project_of_which_only_project_is_left() {
+    let (tmp, dir) = folder("crew");
+    scaffold(&dir, &["--owner", "Acme"]);
+    let whole = tree(&dir);
+    let kept = tmp.path().join("kept");
+    std::fs::create_dir_all(kept.join("hack")).unwrap();
+    for file in ["PROJECT", "hack/boilerplate.rs.txt"] {
+        std::fs::copy(dir.join(file), kept.join(file)).unwrap();
+    }
+    std::fs::create_dir(kept.join(".git")).unwrap();
+    std::fs::write(kept.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    run_ok(&kept, &["alpha", "generate", "--make=false"]);
+    let mut rebuilt = tree(&kept);
+    rebuilt.remove(".git/HEAD");
+    assert_eq!(whole, rebuilt);
+}
+
+#[test]
+fn generate_refuses_to_write_over_files() {
+    let (tmp, dir) = folder("crew");
+    scaffold(&dir, &[]);
+    // In place: the project's files are there.
+    assert_refused(
+        &dir,
+        &["alpha", "generate"],
+        &["holds a project", "--output-dir", "alpha update"],
+    );
+    // Elsewhere: the folder must be new or empty.
+    let other = tmp.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    let other_arg = other.display().to_string();
+    assert_refused(
+        &dir,
+        &["alpha", "generate", "--output-dir", &other_arg],
+        &["is not empty", "notes.txt"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(other.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    // No PROJECT to read.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert_refused(
+        &empty,
+        &["alpha", "generate"],
+        &["PROJECT", "operator-rs init"],
+    );
+}
+
+/// A stand-in for an older operator-rs: `operator-rs 0.0.9` that scaffolds what this binary does,
+/// except that its Makefile's `lint` help text and its controller's resync period differ.
+fn older_release(dir: &Path) -> PathBuf {
+    let this = assert_cmd::cargo::cargo_bin("operator-rs");
+    let script = dir.join("operator-rs-0.0.9");
+    std::fs::write(
+        &script,
+        format!(
+            r#"#!/bin/sh
+if [ "$1" = version ]; then echo "operator-rs 0.0.9 (a stand-in)"; exit 0; fi
+'{this}' "$@" || exit $?
+if [ -f Makefile ]; then sed -i 's/Run cargo clippy/Run clippy (0.0.9)/' Makefile; fi
+for f in src/controller/*.rs; do
+  [ -f "$f" ] && sed -i 's/from_secs(5 \* 60)/from_secs(3 * 60)/' "$f"
+done
+exit 0
+"#,
+            this = this.display()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    script
+}
+
+/// The project as the stand-in for 0.0.9 scaffolds it, with PROJECT's cliVersion 0.0.9.
+fn project_from_older_release(dir: &Path, older: &Path) {
+    for line in [
+        "init --domain example.com --owner Acme",
+        "create api --group crew --version v1 --kind Captain --make=false",
+        "create api --group crew --version v1 --kind Sailor --make=false",
+    ] {
+        let out = std::process::Command::new(older)
+            .args(line.split(' '))
+            .current_dir(dir)
+            .env("SOURCE_DATE_EPOCH", "1790000000")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{line}: {out:?}");
+    }
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    let version = format!("cliVersion: {}", env!("CARGO_PKG_VERSION"));
+    std::fs::write(
+        dir.join("PROJECT"),
+        project.replace(&version, "cliVersion: 0.0.9"),
+    )
+    .unwrap();
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{} lacks {from:?}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn update_merges_edits_lists_conflicts_and_replaces_the_runtime() {
+    let (tmp, dir) = folder("crew");
+    let older = older_release(tmp.path());
+    project_from_older_release(&dir, &older);
+    // The user's edits: one where the new scaffold changed nothing (kept), one in a file the new
+    // scaffold changed elsewhere (merged), one on the very line it changed (a conflict).
+    edit(
+        &dir.join("src/api/v1/captain.rs"),
+        "pub foo: Option<String>,",
+        "pub foo: Option<String>,\n    /// Hand-written.\n    pub ships: Option<u32>,",
+    );
+    edit(
+        &dir.join("Makefile"),
+        "##@ Build",
+        "##@ Fleet\n\nfleet: ## Hand-written.\n\techo fleet\n\n##@ Build",
+    );
+    edit(
+        &dir.join("src/controller/captain.rs"),
+        "from_secs(3 * 60)",
+        "from_secs(60)",
+    );
+    // An old runtime file that the new runtime does not have, and a changed one.
+    std::fs::write(dir.join("operator-rs-runtime/src/gone.rs"), "// old\n").unwrap();
+    edit(
+        &dir.join("operator-rs-runtime/src/lib.rs"),
+        "//!",
+        "// changed by hand\n//!",
+    );
+
+    let older_arg = older.display().to_string();
+    let out = run_ok(
+        &dir,
+        &[
+            "alpha",
+            "update",
+            "--from-binary",
+            &older_arg,
+            "--make=false",
+        ],
+    );
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+    // Kept: the scaffold did not change the API file.
+    assert!(read("src/api/v1/captain.rs").contains("pub ships: Option<u32>,"));
+    // Merged: the Makefile has both the user's target and the new help text.
+    let makefile = read("Makefile");
+    assert!(makefile.contains("fleet: ## Hand-written."), "{makefile}");
+    assert!(makefile.contains("Run cargo clippy"), "{makefile}");
+    assert!(out.contains("merged Makefile"), "{out}");
+    // Untouched by the user: the new scaffold's.
+    assert!(read("src/controller/sailor.rs").contains("from_secs(5 * 60)"));
+    // Conflict: both changed the resync period of the Captain controller.
+    let captain = read("src/controller/captain.rs");
+    assert!(
+        captain.contains("<<<<<<< yours\n")
+            && captain.contains("from_secs(60)")
+            && captain.contains("from_secs(5 * 60)")
+            && captain.contains(">>>>>>> operator-rs ")
+    );
+    assert!(out.contains("CONFLICT src/controller/captain.rs"), "{out}");
+    // The runtime is this release's, whole.
+    assert!(!dir.join("operator-rs-runtime/src/gone.rs").exists());
+    assert!(!read("operator-rs-runtime/src/lib.rs").contains("changed by hand"));
+    assert!(read("PROJECT").contains(&format!("cliVersion: {}", env!("CARGO_PKG_VERSION"))));
+}
+
+#[test]
+fn update_refusals_change_nothing() {
+    let (tmp, dir) = folder("crew");
+    let older = older_release(tmp.path());
+    project_from_older_release(&dir, &older);
+    assert_refused(
+        &dir,
+        &["alpha", "update"],
+        &["needs operator-rs 0.0.9", "--from-binary"],
+    );
+    let this = assert_cmd::cargo::cargo_bin("operator-rs");
+    let this_arg = this.display().to_string();
+    assert_refused(
+        &dir,
+        &["alpha", "update", "--from-binary", &this_arg],
+        &["is operator-rs", "made by operator-rs 0.0.9"],
+    );
+    assert_refused(
+        &dir,
+        &["alpha", "update", "--from-binary", "/bin/true"],
+        &["not an operator-rs binary"],
+    );
+    // Uncommitted changes in a git work tree.
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "--quiet"]);
+    git(&["add", "-A"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "--quiet",
+        "-m",
+        "x",
+    ]);
+    edit(&dir.join("Makefile"), "##@ Build", "##@ Building");
+    let older_arg = older.display().to_string();
+    assert_refused(
+        &dir,
+        &["alpha", "update", "--from-binary", &older_arg],
+        &["uncommitted changes", "--force"],
+    );
+}
+
+#[test]
+fn update_on_the_current_release_has_nothing_to_do() {
+    let (_tmp, dir) = folder("crew");
+    run_ok(&dir, &["init", "--domain", "example.com"]);
+    let before = tree(&dir);
+    let out = run_ok(&dir, &["alpha", "update"]);
+    assert!(out.contains("nothing to do"), "{out}");
+    assert_eq!(before, tree(&dir));
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn migrate_carries_kubebuilders_project_v4_over_and_lists_what_it_cannot() {
+    let (_tmp, dir) = folder("project-v4-rs");
+    let out = run_ok(
+        &dir,
+        &[
+            "alpha",
+            "migrate",
+            "--from",
+            &fixture("kubebuilder-project-v4"),
+            "--make=false",
+        ],
+    );
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    for record in [
+        "domain: testproject.org",
+        "projectName: project-v4",
+        "repo: sigs.k8s.io/kubebuilder/testdata/project-v4",
+        "  kind: Admiral\n  path: crate::api::v1\n  plural: admirales",
+        "    defaultingPath: /custom-mutate-sailor",
+        "    spoke:\n    - v2",
+        "  kind: Navigator",
+    ] {
+        assert!(
+            project.contains(record),
+            "{record:?} missing from\n{project}"
+        );
+    }
+    // Apache 2.0 by "The Kubernetes authors", as `// ` lines.
+    let header = std::fs::read_to_string(dir.join("hack/boilerplate.rs.txt")).unwrap();
+    assert!(header.starts_with("// Copyright 2026 The Kubernetes authors.\n//\n// Licensed"));
+    for missing in [
+        "Certificate cert-manager/v1",
+        "Issuer cert-manager/v1",
+        "captain-backup",
+    ] {
+        assert!(out.contains(missing), "{missing:?} not reported:\n{out}");
+    }
+}
+
+#[test]
+fn migrate_translates_the_fields_of_the_go_types() {
+    let (_tmp, dir) = folder("memcached-operator-rs");
+    run_ok(
+        &dir,
+        &[
+            "alpha",
+            "migrate",
+            "--from",
+            &fixture("go-memcached"),
+            "--make=false",
+        ],
+    );
+    let api = std::fs::read_to_string(dir.join("src/api/v1alpha1/memcached.rs")).unwrap();
+    for field in [
+        "#[schemars(range(min = 1, max = 3))]\n    pub size: i32,",
+        "pub backup: Option<MemcachedSpecBackup>,",
+        "pub struct MemcachedSpecBackup {",
+        "pub schedule: String,",
+        "#[schemars(length(max = 8))]\n    pub extra_args: Option<Vec<String>>,",
+        "#[schemars(extend(\"enum\" = [\"Fast\", \"Safe\"]))]\n    pub mode: Option<String>,",
+        "pub memory: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,",
+        "pub ready_replicas: Option<i32>,",
+        "pub conditions: Vec<Condition>,",
+    ] {
+        assert!(api.contains(field), "{field:?} missing from\n{api}");
+    }
+    assert!(!api.contains("pub foo"), "{api}");
+    let sample =
+        std::fs::read_to_string(dir.join("config/samples/cache_v1alpha1_memcached.yaml")).unwrap();
+    assert!(sample.contains("  size: 2\n"), "{sample}");
+}
+
+#[test]
+fn migrate_refuses_what_it_cannot_read_and_changes_nothing() {
+    let (tmp, dir) = folder("out");
+    let not_a_project = tmp.path().join("empty");
+    std::fs::create_dir(&not_a_project).unwrap();
+    let arg = not_a_project.display().to_string();
+    assert_refused(
+        &dir,
+        &["alpha", "migrate", "--from", &arg],
+        &["PROJECT", "kubebuilder project"],
+    );
+    // An operator-rs project is updated, not migrated.
+    let rust = tmp.path().join("rust");
+    std::fs::create_dir(&rust).unwrap();
+    run_ok(&rust, &["init", "--domain", "example.com"]);
+    let arg = rust.display().to_string();
+    assert_refused(
+        &dir,
+        &["alpha", "migrate", "--from", &arg],
+        &["alpha update"],
+    );
+    // The output must be empty.
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    assert_refused(
+        &dir,
+        &["alpha", "migrate", "--from", &fixture("go-memcached")],
+        &["not empty", "notes.txt"],
+    );
+}
