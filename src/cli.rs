@@ -69,6 +69,15 @@ pub enum Command {
     #[command(subcommand)]
     Alpha(AlphaCommand),
 
+    /// Generate OLM packaging: the ClusterServiceVersion base (`generate kustomize manifests`)
+    /// and bundles (`generate bundle`), as operator-sdk does.
+    #[command(subcommand)]
+    Generate(GenerateCommand),
+
+    /// Work with OLM bundles: `bundle validate`.
+    #[command(subcommand)]
+    Bundle(BundleCommand),
+
     /// Print the version of operator-rs and of the stack it generates.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
@@ -230,6 +239,163 @@ pub struct AlphaUpdateArgs {
 
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenerateCommand {
+    /// Kustomize bases for OLM.
+    #[command(subcommand)]
+    Kustomize(KustomizeCommand),
+
+    /// Write an OLM bundle (bundle/, bundle.Dockerfile) from kustomize's rendering of
+    /// config/manifests.
+    #[command(after_help = "Examples:
+  # What `make bundle` runs (after `operator-rs generate kustomize manifests --interactive=false`)
+  kubectl kustomize config/manifests | operator-rs generate bundle --input - --version 0.0.1
+
+  # The upgrade to 0.0.2, in two channels, replacing 0.0.1 and skipping anything older
+  operator-rs generate bundle --version 0.0.2 --channels alpha,stable --default-channel stable \\
+      --replaces memcached-operator.v0.0.1 --skip-range '<0.0.2'")]
+    Bundle(GenerateBundleArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KustomizeCommand {
+    /// Write config/manifests (the CSV base and its kustomization) and config/scorecard; a base
+    /// that exists keeps what you wrote in it, and its owned CRDs follow config/crd/bases.
+    #[command(after_help = "Examples:
+  # Asks for the display name, description, provider and maintainers when run in a terminal
+  operator-rs generate kustomize manifests
+
+  # The same without questions
+  operator-rs generate kustomize manifests --interactive=false --display-name \"Memcached Operator\" \\
+      --provider Acme --maintainers \"Jane Doe <jane@example.com>\" --keywords cache,memcached")]
+    Manifests(KustomizeManifestsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KustomizeManifestsArgs {
+    /// Ask for the fields no flag gives [default: true when there is no base yet and stdin is a
+    /// terminal].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub interactive: Option<bool>,
+
+    /// The operator's name in catalogs (spec.displayName).
+    #[arg(long, allow_hyphen_values = true)]
+    pub display_name: Option<String>,
+
+    /// What the operator does (spec.description, Markdown).
+    #[arg(long, allow_hyphen_values = true)]
+    pub description: Option<String>,
+
+    /// Who publishes the operator (spec.provider.name).
+    #[arg(long, allow_hyphen_values = true)]
+    pub provider: Option<String>,
+
+    /// The provider's web site (spec.provider.url).
+    #[arg(long, allow_hyphen_values = true)]
+    pub provider_url: Option<String>,
+
+    /// Maintainers as "Name <email>" (comma-separated or repeated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "MAINTAINER",
+        allow_hyphen_values = true
+    )]
+    pub maintainers: Option<Vec<String>>,
+
+    /// Catalog keywords (comma-separated or repeated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "KEYWORD",
+        allow_hyphen_values = true
+    )]
+    pub keywords: Option<Vec<String>>,
+
+    /// An image file (PNG, SVG, JPEG or GIF) to show as the operator's icon.
+    #[arg(long, value_name = "FILE")]
+    pub icon: Option<std::path::PathBuf>,
+
+    /// OLM capability level: "Basic Install", "Seamless Upgrades", "Full Lifecycle",
+    /// "Deep Insights" or "Auto Pilot".
+    #[arg(long, allow_hyphen_values = true)]
+    pub capabilities: Option<String>,
+
+    /// The install modes the operator supports (OwnNamespace, SingleNamespace, MultiNamespace,
+    /// AllNamespaces; comma-separated) [default: AllNamespaces; OwnNamespace for --namespaced
+    /// projects without conversion webhooks].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "MODE",
+        allow_hyphen_values = true
+    )]
+    pub install_modes: Option<Vec<String>>,
+
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateBundleArgs {
+    /// The bundle's version (semver, e.g. 0.0.1): the CSV's spec.version and name.
+    #[arg(short, long, allow_hyphen_values = true)]
+    pub version: String,
+
+    /// Channels the bundle is published in (comma-separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "alpha",
+        allow_hyphen_values = true
+    )]
+    pub channels: Vec<String>,
+
+    /// The package's default channel (one of --channels).
+    #[arg(long, allow_hyphen_values = true)]
+    pub default_channel: Option<String>,
+
+    /// The package name [default: the project name].
+    #[arg(long, allow_hyphen_values = true)]
+    pub package: Option<String>,
+
+    /// The CSV this bundle upgrades, <package>.v<X.Y.Z> [default: the base's spec.replaces].
+    #[arg(long, allow_hyphen_values = true)]
+    pub replaces: Option<String>,
+
+    /// The olm.skipRange annotation: versions this bundle replaces directly, e.g. '<0.0.2'.
+    #[arg(long, allow_hyphen_values = true)]
+    pub skip_range: Option<String>,
+
+    /// Kustomize's rendering of config/manifests: a file, or - for stdin [default: run
+    /// `kubectl kustomize config/manifests`].
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub input: Option<std::path::PathBuf>,
+
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BundleCommand {
+    /// Check a bundle offline the way operator-framework's default validators do; one line per
+    /// problem, exit code 1 on errors.
+    #[command(after_help = "Example:\n  operator-rs bundle validate ./bundle")]
+    Validate {
+        /// The bundle directory (with manifests/ and metadata/).
+        #[arg(default_value = "./bundle")]
+        dir: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]

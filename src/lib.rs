@@ -7,6 +7,7 @@ pub mod cli;
 pub mod commands;
 pub mod context;
 pub mod names;
+pub mod olm;
 pub mod project;
 pub mod runtime_crate;
 pub mod scaffold;

@@ -10,7 +10,9 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 
-use operator_rs::cli::{AlphaCommand, Cli, Command, CreateCommand};
+use operator_rs::cli::{
+    AlphaCommand, BundleCommand, Cli, Command, CreateCommand, GenerateCommand, KustomizeCommand,
+};
 use operator_rs::commands;
 use operator_rs::scaffold;
 
@@ -55,8 +57,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Edit(args) => Some(args.common.dry_run),
         Command::Create(CreateCommand::Api(args)) => Some(args.common.dry_run),
         Command::Create(CreateCommand::Webhook(args)) => Some(args.common.dry_run),
+        Command::Generate(GenerateCommand::Kustomize(KustomizeCommand::Manifests(args))) => {
+            Some(args.common.dry_run)
+        }
+        Command::Generate(GenerateCommand::Bundle(args)) => Some(args.common.dry_run),
         // They lock the folders they write themselves (generate's may be another one).
-        Command::Alpha(_) | Command::Version | Command::Completion { .. } => None,
+        Command::Alpha(_) | Command::Version | Command::Completion { .. } | Command::Bundle(_) => {
+            None
+        }
     };
     let _lock = match dry_run {
         Some(false) => Some(scaffold::lock(&cwd)?),
@@ -74,6 +82,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Alpha(AlphaCommand::Generate(args)) => commands::alpha::generate::run(&args, &cwd),
         Command::Alpha(AlphaCommand::Update(args)) => commands::alpha::update::run(&args, &cwd),
         Command::Alpha(AlphaCommand::Migrate(args)) => commands::alpha::migrate::run(&args, &cwd),
+        Command::Generate(GenerateCommand::Kustomize(KustomizeCommand::Manifests(args))) => {
+            commands::generate::kustomize_manifests(&args, &cwd)
+        }
+        Command::Generate(GenerateCommand::Bundle(args)) => commands::generate::bundle(&args, &cwd),
+        Command::Bundle(BundleCommand::Validate { dir }) => {
+            commands::bundle::validate(&cwd.join(dir))
+        }
         Command::Version => {
             commands::version::run();
             Ok(())

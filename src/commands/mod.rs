@@ -1,11 +1,13 @@
 //! One module per command: each turns validated arguments into a [`crate::scaffold::Plan`].
 
 pub mod alpha;
+pub mod bundle;
 pub mod completion;
 pub mod create_api;
 pub mod create_webhook;
 pub mod deploy_image;
 pub mod edit;
+pub mod generate;
 pub mod init;
 pub mod plugins;
 mod resource;

@@ -1,0 +1,14 @@
+//! OLM packaging, operator-sdk's half: the CSV base (`generate kustomize manifests`), the
+//! bundle (`generate bundle`) and its validation (`bundle validate`).
+//!
+//! All of it works on YAML the project already has — the CRDs `make manifests` rendered and
+//! kustomize's output of `config/manifests` — so it lives in the CLI, not in the runtime crate
+//! that every operator binary compiles (see docs/olm.md, "Design").
+
+pub mod base;
+pub mod bundle;
+pub mod csv;
+pub mod descriptors;
+pub mod metadata;
+pub mod validate;
+pub mod yaml;
