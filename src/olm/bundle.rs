@@ -800,3 +800,163 @@ fn strings(value: Option<&Value>) -> Option<Vec<String>> {
         .map(|v| v.as_str().map(str::to_string))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rendered objects of a cluster-scoped project with webhooks, cert-manager and
+    /// metrics certificates enabled, reduced to what the bundle reads.
+    const RENDERED: &str = r#"
+apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata: {name: demo.v0.0.0}
+spec: {displayName: Demo, install: {strategy: deployment}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: demo-controller-manager, namespace: demo-system, labels: {control-plane: controller-manager}}
+spec:
+  template:
+    metadata: {labels: {control-plane: controller-manager}}
+    spec:
+      serviceAccountName: demo-controller-manager
+      containers:
+      - name: manager
+        image: example.com/demo:v0.0.1
+        args:
+        - --metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs
+        - --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs
+        volumeMounts:
+        - {name: metrics-certs, mountPath: /tmp/k8s-metrics-server/metrics-certs}
+        - {name: webhook-certs, mountPath: /tmp/k8s-webhook-server/serving-certs}
+        - {name: cache, mountPath: /cache}
+      volumes:
+      - {name: metrics-certs, secret: {secretName: metrics-server-cert}}
+      - {name: webhook-certs, secret: {secretName: webhook-server-cert}}
+      - {name: cache, emptyDir: {}}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: metrics-certs}
+spec: {secretName: metrics-server-cert}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: demo-controller-manager, namespace: demo-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: demo-manager-role}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: demo-manager-rolebinding}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: demo-manager-role}
+subjects: [{kind: ServiceAccount, name: demo-controller-manager, namespace: demo-system}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: demo-leases}
+rules: [{apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: demo-leases, namespace: demo-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: demo-leases}
+subjects: [{kind: ServiceAccount, name: demo-controller-manager, namespace: demo-system}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: demo-viewer-role}
+rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
+"#;
+
+    fn generated() -> (ClusterServiceVersion, Vec<File>) {
+        let objects = super::super::yaml::objects(RENDERED, "test").unwrap();
+        let options = Options {
+            version: semver::Version::new(0, 0, 1),
+            channels: Channels::new("demo", vec!["alpha".into()], None).unwrap(),
+            replaces: None,
+            skip_range: None,
+        };
+        let files = generate(&objects, &options).unwrap();
+        let csv = ClusterServiceVersion::parse(&files[0].contents).unwrap();
+        (csv, files)
+    }
+
+    #[test]
+    fn certificates_are_olms_and_other_volumes_stay() {
+        let (csv, _) = generated();
+        let pod = &csv.spec.install.spec.deployments[0].spec["template"]["spec"];
+        let volumes: Vec<_> = pod["volumes"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(volumes, ["cache"]);
+        let mounts = pod["containers"][0]["volumeMounts"].as_sequence().unwrap();
+        assert_eq!(mounts.len(), 1);
+        let args: Vec<_> = pod["containers"][0]["args"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        // The metrics certificate is gone with its volume (the manager then serves a self-signed
+        // one); the webhook folder stays, for OLM mounts its certificate there.
+        assert_eq!(
+            args,
+            [format!("--webhook-cert-path={OLM_WEBHOOK_CERT_DIR}")]
+        );
+        assert_eq!(
+            csv.metadata.annotations["containerImage"],
+            "example.com/demo:v0.0.1"
+        );
+    }
+
+    #[test]
+    fn rbac_is_split_the_way_olm_grants_it() {
+        let (csv, files) = generated();
+        let install = &csv.spec.install.spec;
+        assert_eq!(install.cluster_permissions.len(), 1);
+        assert_eq!(
+            install.cluster_permissions[0].rules[0]["resources"][0],
+            "pods"
+        );
+        // A ClusterRole granted by a RoleBinding holds in the namespace only: `permissions`.
+        assert_eq!(install.permissions.len(), 1);
+        assert_eq!(install.permissions[0].rules[0]["resources"][0], "leases");
+        assert_eq!(
+            install.permissions[0].service_account_name,
+            "demo-controller-manager"
+        );
+        let paths: Vec<_> = files.iter().map(|f| f.path.as_str()).collect();
+        assert!(
+            paths.contains(
+                &"bundle/manifests/demo-viewer-role_rbac.authorization.k8s.io_v1_clusterrole.yaml"
+            ),
+            "{paths:?}"
+        );
+        assert!(
+            !paths.iter().any(|p| p.contains("serviceaccount")
+                || p.contains("binding")
+                || p.contains("manager-role")),
+            "{paths:?}"
+        );
+    }
+
+    /// The folder OLM mounts its certificate in is the one `create webhook` points the manager
+    /// at; were they to drift apart, the manager would find no certificate under OLM.
+    #[test]
+    fn the_manager_reads_the_certificate_where_olm_mounts_it() {
+        let patch =
+            include_str!("../../templates/webhook/config/default/manager_webhook_patch.yaml");
+        assert!(
+            patch.contains(&format!("--webhook-cert-path={OLM_WEBHOOK_CERT_DIR}")),
+            "{patch}"
+        );
+    }
+}

@@ -2,8 +2,12 @@
 //!
 //! - The certificate and key are PEM files in `--webhook-cert-path` (`--webhook-cert-name`,
 //!   `--webhook-cert-key`); in the cluster, cert-manager writes them into the Secret that
-//!   `config/default/manager_webhook_patch.yaml` mounts. They are re-read when they change, so a
-//!   renewed certificate is served without a restart.
+//!   `config/default/manager_webhook_patch.yaml` mounts, or, for an operator installed by OLM,
+//!   OLM mounts its own certificate Secret at `/tmp/k8s-webhook-server/serving-certs` (`tls.crt`,
+//!   `tls.key`, the folder that patch points `--webhook-cert-path` at; `operator-rs generate
+//!   bundle` removes cert-manager's volume there). They are re-read when their contents change,
+//!   so a renewed certificate is served without a restart, also when the kubelet swaps a Secret
+//!   volume's `..data` link.
 //! - HTTP/2 is refused unless `--enable-http2` is set (ALPN offers only `http/1.1` and the server
 //!   speaks only HTTP/1), because of the HTTP/2 "Stream Cancellation" and "Rapid Reset" CVEs.
 //! - Requests are limited to [`MAX_REQUEST_BYTES`]; bodies that are too large or not JSON are
@@ -124,8 +128,8 @@ pub enum ServerError {
     /// A certificate or key file cannot be read.
     #[error(
         "cannot read {path}: {source}; the webhooks need a serving certificate (in the cluster, \
-         cert-manager provides it: see config/certmanager), or set ENABLE_WEBHOOKS=false to run \
-         without webhooks"
+         cert-manager provides it: see config/certmanager; under OLM, OLM mounts it), or set \
+         ENABLE_WEBHOOKS=false to run without webhooks"
     )]
     ReadCertificate {
         /// The file.
@@ -610,6 +614,42 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
+    }
+
+    /// OLM mounts its certificate Secret the way the kubelet mounts every Secret volume: the
+    /// files are links through `..data` to a timestamped folder, and a renewal swaps the link.
+    #[cfg(unix)]
+    #[test]
+    fn reads_a_secret_volume_as_olm_mounts_it() {
+        let first = TestCert::new("olm-first");
+        let second = TestCert::new("olm-second");
+        let volume =
+            std::env::temp_dir().join(format!("webhook-server-test-olm-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&volume);
+        std::fs::create_dir_all(&volume).unwrap();
+        let link_data = |target: &Path| {
+            let tmp = volume.join("..data_tmp");
+            std::os::unix::fs::symlink(target, &tmp).unwrap();
+            std::fs::rename(&tmp, volume.join("..data")).unwrap();
+        };
+        link_data(&first.dir);
+        for file in ["tls.crt", "tls.key"] {
+            std::os::unix::fs::symlink(Path::new("..data").join(file), volume.join(file)).unwrap();
+        }
+        let config = WebhookServerConfig {
+            cert_dir: volume.clone(),
+            ..first.config()
+        };
+        let server = WebhookServer::bind(&config, webhooks());
+        assert!(server.is_ok(), "{:?}", server.err());
+        let files = CertFiles {
+            cert: config.cert_path(),
+            key: config.key_path(),
+        };
+        assert_eq!(files.read().unwrap().0, first.cert_pem.as_bytes());
+        link_data(&second.dir);
+        assert_eq!(files.read().unwrap().0, second.cert_pem.as_bytes());
+        let _ = std::fs::remove_dir_all(&volume);
     }
 
     #[test]
