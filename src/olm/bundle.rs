@@ -257,6 +257,7 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
     });
     let mut seen = BTreeSet::new();
     for file in &files {
+        check_file_name(&file.path)?;
         if !seen.insert(&file.path) {
             bail!(
                 "two objects would be written to {}; rename one of them",
@@ -787,6 +788,24 @@ fn for_olm_crd(crd: &Value) -> Value {
     crd
 }
 
+/// Object names become file names: one that could climb out of `bundle/manifests` or hide
+/// (a `/`, a leading `.`, control characters) is refused; Kubernetes would refuse it too.
+fn check_file_name(path: &str) -> Result<()> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let depth_ok = match path.strip_prefix(&format!("{BUNDLE_DIR}/")) {
+        Some(rest) => rest.matches('/').count() <= 2,
+        None => path == DOCKERFILE,
+    };
+    if !depth_ok
+        || name.starts_with('.')
+        || path.contains('\\')
+        || path.chars().any(char::is_control)
+    {
+        bail!("an object name cannot be a file name in the bundle: {path:?}");
+    }
+    Ok(())
+}
+
 fn remove_namespace(object: &mut Value) {
     if let Some(Value::Mapping(metadata)) = object.get_mut("metadata") {
         metadata.remove("namespace");
@@ -945,6 +964,24 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
                 || p.contains("binding")
                 || p.contains("manager-role")),
             "{paths:?}"
+        );
+    }
+
+    #[test]
+    fn names_that_are_not_file_names_are_refused() {
+        let hostile = RENDERED.replace("name: demo-viewer-role", "name: ../../../escape");
+        let objects = super::super::yaml::objects(&hostile, "test").unwrap();
+        let options = Options {
+            version: semver::Version::new(0, 0, 1),
+            channels: Channels::new("demo", vec!["alpha".into()], None).unwrap(),
+            replaces: None,
+            skip_range: None,
+        };
+        let err = generate(&objects, &options).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("an object name cannot be a file name"),
+            "{err}"
         );
     }
 
