@@ -500,12 +500,40 @@ pub struct CreateApiArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
     pub make: bool,
 
+    /// Name of the controller, to add another controller for a kind that has one (kubebuilder's
+    /// --controller-name): a DNS-1123 label, its name in logs, metrics and Events.
+    #[arg(long, allow_hyphen_values = true)]
+    pub controller_name: Option<String>,
+
+    #[command(flatten)]
+    pub external: ExternalApiArgs,
+
     #[command(flatten)]
     pub common: CommonArgs,
 
     /// The deploy-image plugin's flags (last: `--help` lists them under their own heading).
     #[command(flatten)]
     pub deploy_image: DeployImageArgs,
+}
+
+/// A kind of another project (`--resource=false`): its CRD file, from which operator-rs
+/// generates Rust types (`src/external/`).
+#[derive(Debug, Args, Default, Clone)]
+pub struct ExternalApiArgs {
+    /// The kind's CustomResourceDefinition: a YAML file (one or several documents), relative to
+    /// the project folder. kubebuilder takes a Go import path here; operator-rs needs the CRD.
+    #[arg(long, allow_hyphen_values = true)]
+    pub external_api_path: Option<String>,
+
+    /// The domain of the kind's API group: the group is <group>.<domain> (cert-manager: --group
+    /// cert-manager --external-api-domain io).
+    #[arg(long, allow_hyphen_values = true)]
+    pub external_api_domain: Option<String>,
+
+    /// kubebuilder's Go module of the types (module@version): recorded in PROJECT, nothing to
+    /// fetch for Rust.
+    #[arg(long, allow_hyphen_values = true)]
+    pub external_api_module: Option<String>,
 }
 
 /// `create api`'s deploy-image plugin (`src/commands/deploy_image.rs`), under one heading of

@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod cli;
 pub mod commands;
 pub mod context;
+pub mod external;
 pub mod names;
 pub mod olm;
 pub mod project;

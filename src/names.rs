@@ -371,6 +371,34 @@ impl Group {
     }
 }
 
+/// A controller's name (`--controller-name`): a DNS-1123 label, as it is the controller's name
+/// in metrics, logs and Events, its field manager, and (in snake case) a Rust module.
+pub fn parse_controller_name(value: &str) -> Result<String, InvalidInput> {
+    if !is_dns1123_label(value) {
+        return Err(InvalidInput::new(
+            "--controller-name",
+            value,
+            DNS1123_LABEL_RULE,
+        ));
+    }
+    if value.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(InvalidInput::new(
+            "--controller-name",
+            value,
+            "must start with a letter: it names a Rust module",
+        ));
+    }
+    let module = value.replace('-', "_");
+    if let Some(reason) = reserved_module(&module) {
+        return Err(InvalidInput::new(
+            "--controller-name",
+            value,
+            format!("names the Rust module {module:?}, which {reason}"),
+        ));
+    }
+    Ok(value.to_string())
+}
+
 /// An API version (`v1`, `v1alpha1`, `v2beta3`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Version(String);

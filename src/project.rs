@@ -70,15 +70,26 @@ pub struct Project {
 pub struct Resource {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<Api>,
+    /// The kind's one unnamed controller (kubebuilder's legacy form; see [`Resource::controllers`]).
     #[serde(default, skip_serializing_if = "is_false")]
     pub controller: bool,
+    /// Named controllers (`--controller-name`). Once a kind has a named controller, its unnamed
+    /// one is recorded here too, under the kind's lower-cased name, as kubebuilder does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<NamedController>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub core: bool,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub domain: String,
+    /// A kind of another project (`--external-api-path`): `path` is its CRD file, `domain` the
+    /// domain of its group, `module` kubebuilder's Go module of it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub external: bool,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub group: String,
     pub kind: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub module: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,6 +99,35 @@ pub struct Resource {
     pub webhooks: Option<Webhooks>,
     #[serde(flatten)]
     pub unknown: BTreeMap<String, Value>,
+}
+
+/// `resources[].controllers[]`: a controller of the kind, by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NamedController {
+    pub name: String,
+    #[serde(flatten)]
+    pub unknown: BTreeMap<String, Value>,
+}
+
+impl Resource {
+    /// The names of the kind's controllers: the named ones, or the kind's lower-cased name for
+    /// its one unnamed controller.
+    pub fn controller_names(&self) -> Vec<String> {
+        if self.controllers.is_empty() {
+            if self.controller {
+                vec![self.kind.to_lowercase()]
+            } else {
+                Vec::new()
+            }
+        } else {
+            self.controllers.iter().map(|c| c.name.clone()).collect()
+        }
+    }
+
+    /// Whether the kind has a controller of any name.
+    pub fn has_controller(&self) -> bool {
+        self.controller || !self.controllers.is_empty()
+    }
 }
 
 /// `resources[].api`: present when the project defines the type itself.
@@ -220,6 +260,30 @@ impl Project {
             }
             if let Some(plural) = &r.plural {
                 check(&key("plural"), plural, names::parse_plural)?;
+            }
+            for (j, controller) in r.controllers.iter().enumerate() {
+                let field = key(&format!("controllers[{j}].name"));
+                check(&field, &controller.name, names::parse_controller_name)?;
+                if r.controllers[..j].iter().any(|c| c.name == controller.name) {
+                    return Err(in_project(
+                        &field,
+                        InvalidInput::new(
+                            "",
+                            &controller.name,
+                            "names another controller of the kind too",
+                        ),
+                    ));
+                }
+            }
+            if r.external && r.path.is_empty() {
+                return Err(in_project(
+                    &key("path"),
+                    InvalidInput::new(
+                        "",
+                        "",
+                        "an external kind records the path of its CRD file (--external-api-path)",
+                    ),
+                ));
             }
             if let Some(webhooks) = &r.webhooks {
                 for (j, spoke) in webhooks.spoke.iter().enumerate() {
@@ -573,9 +637,8 @@ version: "3"
     fn kubebuilder_files_round_trip_byte_for_byte() {
         let project = Project::parse(KUBEBUILDER_SAMPLE).unwrap();
         assert_eq!(
-            project.resources[0].unknown.len(),
-            1,
-            "controllers is kept as an unknown key"
+            project.resources[0].controller_names(),
+            ["captain", "captain-backup"]
         );
         assert_eq!(project.render(), KUBEBUILDER_SAMPLE);
     }

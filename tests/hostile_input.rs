@@ -930,6 +930,8 @@ proptest! {
                 controller: true,
                 force: false,
                 deploy_image,
+                controller_name: None,
+                external: None,
             };
             create_api::plan(&request, dir)
         });

@@ -32,6 +32,7 @@ use serde::Serialize;
 
 use crate::webhook::{ServerError, Webhook};
 
+mod crd_defaults;
 mod rbac;
 mod structural;
 
@@ -50,6 +51,13 @@ pub const WEBHOOK_MANIFESTS_PATH: &str = "config/webhook/manifests.yaml";
 /// The name of the manager's Role or ClusterRole (see [`RoleScope`]);
 /// `config/rbac/role_binding.yaml` binds it to the manager's service account.
 pub const ROLE_NAME: &str = "manager-role";
+
+/// The file of the ClusterRole that a namespaced project's manager needs for its controllers of
+/// cluster-scoped kinds ([`Manifests::cluster_rbac_rules`]); written only when they have rules.
+pub const CLUSTER_ROLE_PATH: &str = "config/rbac/cluster_role.yaml";
+
+/// The name of that ClusterRole; `config/rbac/cluster_role_binding.yaml` binds it.
+pub const CLUSTER_ROLE_NAME: &str = "manager-cluster-role";
 
 /// Where the manager's permissions apply, which decides the kind of its role.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -92,6 +100,7 @@ pub enum RoleScope {
 ///             verbs: vec!["get".to_owned(), "list".to_owned(), "watch".to_owned()],
 ///             ..PolicyRule::default()
 ///         }],
+///         cluster_rbac_rules: Vec::new(),
 ///         webhooks: Vec::new(),
 ///         role_scope: RoleScope::Cluster,
 ///     }
@@ -109,6 +118,11 @@ pub struct Manifests {
     /// The RBAC rules of all controllers, cleaned up with [`normalize_rules`] into the manager's
     /// role.
     pub rbac_rules: Vec<PolicyRule>,
+    /// The RBAC rules that need a ClusterRole whatever the project's scope: those of the
+    /// controllers of cluster-scoped kinds ([`crate::controller::RbacScope::Cluster`]). In a
+    /// ClusterRole project they join the other rules; in a namespaced one they make
+    /// [`CLUSTER_ROLE_NAME`], in [`CLUSTER_ROLE_PATH`].
+    pub cluster_rbac_rules: Vec<PolicyRule>,
     /// The webhooks the manager serves, the same list it is given. Their admission webhooks are
     /// registered in [`WEBHOOK_MANIFESTS_PATH`] (see [`crate::webhook::webhook_manifests`]);
     /// without webhooks, that file is not written.
@@ -127,7 +141,19 @@ impl Manifests {
     /// an RBAC rule is invalid, or when two webhooks want the same path.
     pub fn render(&self) -> Result<Vec<Manifest>, Error> {
         let mut manifests = render_crds(self.crds.clone())?;
-        manifests.push(render_role(self.rbac_rules.clone(), self.role_scope)?);
+        match self.role_scope {
+            RoleScope::Cluster => {
+                let mut rules = self.rbac_rules.clone();
+                rules.extend(self.cluster_rbac_rules.iter().cloned());
+                manifests.push(render_role(rules, RoleScope::Cluster)?);
+            }
+            RoleScope::Namespace => {
+                manifests.push(render_role(self.rbac_rules.clone(), RoleScope::Namespace)?);
+                if !self.cluster_rbac_rules.is_empty() {
+                    manifests.push(render_cluster_role(self.cluster_rbac_rules.clone())?);
+                }
+            }
+        }
         if !self.webhooks.is_empty() {
             crate::webhook::check_routes(&self.webhooks).map_err(Error::Webhooks)?;
             let webhooks = crate::webhook::webhook_manifests(&self.webhooks);
@@ -383,7 +409,8 @@ pub enum Error {
 pub fn render_crds(crds: Vec<CustomResourceDefinition>) -> Result<Vec<Manifest>, Error> {
     merge_versions(crds)?
         .into_iter()
-        .map(|crd| {
+        .map(|mut crd| {
+            crd_defaults::complete(&mut crd);
             let problems = structural_problems(&crd);
             if !problems.is_empty() {
                 let name = crd.metadata.name.unwrap_or_default();
@@ -488,6 +515,21 @@ pub fn render_role(rules: Vec<PolicyRule>, scope: RoleScope) -> Result<Manifest,
         }
         RoleScope::Namespace => to_yaml(path, header, &Role { metadata, rules }),
     }
+}
+
+/// Renders [`CLUSTER_ROLE_PATH`]: the ClusterRole of a namespaced project's controllers of
+/// cluster-scoped kinds, with exactly their rules.
+pub fn render_cluster_role(rules: Vec<PolicyRule>) -> Result<Manifest, Error> {
+    let role = ClusterRole {
+        metadata: ObjectMeta {
+            name: Some(CLUSTER_ROLE_NAME.to_owned()),
+            ..ObjectMeta::default()
+        },
+        rules: Some(normalize_rules(rules, RoleScope::Cluster)?),
+        aggregation_rule: None,
+    };
+    let header = "# Edit the `rbac_rules()` of the controllers of cluster-scoped kinds in src/controller/ instead, then run `make manifests`.\n";
+    to_yaml(CLUSTER_ROLE_PATH.to_owned(), header, &role)
 }
 
 /// Renders [`WEBHOOK_MANIFESTS_PATH`]: the configurations that register the admission webhooks
@@ -686,6 +728,38 @@ mod tests {
         assert_eq!(RoleScope::default(), RoleScope::Cluster);
     }
 
+    /// A namespaced project's controllers of cluster-scoped kinds get a ClusterRole of their
+    /// own, with exactly their rules; in a cluster-wide project they join the one role.
+    #[test]
+    fn cluster_rules_get_a_cluster_role_in_namespaced_projects() {
+        let manifests = |role_scope| Manifests {
+            rbac_rules: vec![rule(&["test.example.com"], &["ships"], &["get"])],
+            cluster_rbac_rules: vec![rule(&["test.example.com"], &["fleets"], &["list"])],
+            role_scope,
+            ..Manifests::default()
+        };
+        let files = manifests(RoleScope::Namespace).render().unwrap();
+        assert_eq!(paths(&files), [ROLE_PATH, CLUSTER_ROLE_PATH]);
+        assert!(
+            files[0].contents.contains("kind: Role\n") && !files[0].contents.contains("fleets")
+        );
+        let cluster = &files[1].contents;
+        assert!(
+            cluster.contains("kind: ClusterRole\n")
+                && cluster.contains("name: manager-cluster-role\n")
+        );
+        assert!(
+            cluster.contains("- fleets\n") && !cluster.contains("ships"),
+            "{cluster}"
+        );
+
+        let files = manifests(RoleScope::Cluster).render().unwrap();
+        assert_eq!(paths(&files), [ROLE_PATH]);
+        assert!(
+            files[0].contents.contains("- fleets\n") && files[0].contents.contains("- ships\n")
+        );
+    }
+
     #[test]
     fn renders_the_rules_into_the_role() {
         let rules = vec![rule(&["test.example.com"], &["ships"], &["get"])];
@@ -709,6 +783,7 @@ mod tests {
         Manifests {
             crds: vec![v1::Ship::crd(), v2::Ship::crd()],
             rbac_rules: vec![rule(&["test.example.com"], &["ships"], &["get"])],
+            cluster_rbac_rules: Vec::new(),
             webhooks,
             role_scope: RoleScope::Namespace,
         }

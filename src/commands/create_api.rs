@@ -10,6 +10,8 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use tera::Context;
 
+use super::cluster_rbac;
+use super::controllers::{self, Slot};
 use super::deploy_image::{self, DeployImage};
 use super::resource::{
     InsertRow, TemplateRow, apply_inserts, find_builtin, group_file, insert, insert_multigroup,
@@ -19,7 +21,8 @@ use super::resource::{
 use crate::builtin::BuiltinKind;
 use crate::cli::CreateApiArgs;
 use crate::context::project_context;
-use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
+use crate::external::ExternalKind;
+use crate::names::{Group, InvalidInput, Kind, Version, parse_controller_name, parse_plural};
 use crate::project::{self, Api, Project, Resource};
 use crate::scaffold::Plan;
 
@@ -54,10 +57,43 @@ const CONTROLLER_SHARED_FILES: &[TemplateRow] = &[group_file(
     "controller/src/controller/{{ group_module }}/mod.rs",
 )];
 
-/// Files of a controller for a built-in kind (Deployment, Pod …).
+/// Files of a controller that reads a kind whose status is not its own to write: a built-in
+/// kind (Deployment, Pod …), an external kind, or a kind that has a controller already
+/// (`--controller-name`).
 const BUILTIN_CONTROLLER_FILES: &[TemplateRow] = &[user_file(
     "builtin-controller/src/controller/{{ controller_path }}.rs",
 )];
+
+/// The generated types of an external kind (the user's once written, like any kind's types).
+const EXTERNAL_FILES: &[TemplateRow] = &[user_file(
+    "external/src/external/{{ group_module }}/{{ version }}/{{ kind_snake }}.rs",
+)];
+
+/// The module tree of the external kinds, `src/external/<group>/<version>/`.
+const EXTERNAL_SHARED_FILES: &[TemplateRow] = &[
+    shared_file("external/src/external/mod.rs"),
+    shared_file("external/src/external/{{ group_module }}/mod.rs"),
+    shared_file("external/src/external/{{ group_module }}/{{ version }}/mod.rs"),
+];
+
+const EXTERNAL_INSERTS: &[InsertRow] = &[
+    insert("src/lib.rs", "modules", "pub mod external;"),
+    insert(
+        "src/external/mod.rs",
+        "group-modules",
+        "pub mod {{ group_module }};",
+    ),
+    insert(
+        "src/external/{{ group_module }}/mod.rs",
+        "version-modules",
+        "pub mod {{ version }};",
+    ),
+    insert(
+        "src/external/{{ group_module }}/{{ version }}/mod.rs",
+        "kind-modules",
+        "pub mod {{ kind_snake }};\npub use {{ kind_snake }}::{{ kind }};",
+    ),
+];
 
 const RESOURCE_INSERTS: &[InsertRow] = &[
     insert(
@@ -106,7 +142,7 @@ const CONTROLLER_INSERTS: &[InsertRow] = &[
     insert_multigroup(
         "src/controller/{{ group_module }}/mod.rs",
         "controller-modules",
-        "pub mod {{ kind_snake }};",
+        "pub mod {{ controller_module }};",
     ),
     insert(
         "src/controller/mod.rs",
@@ -171,6 +207,7 @@ const RESERVED_KINDS: &[&str] = &[
     "PodSpec",
     "PodTemplateSpec",
     "PolicyRule",
+    "RbacScope",
     "Registration",
     "RoleScope",
     "Runner",
@@ -361,63 +398,10 @@ fn kind_or_plural<'a>(flag: &str, kind: &'a Kind, plural: &'a str) -> &'a str {
     }
 }
 
-/// Where a resource's controller lives under `src/controller/` (without `.rs`).
-fn controller_module(multigroup: bool, group_module: &str, kind: &str) -> String {
-    let kind_snake = heck::ToSnakeCase::to_snake_case(kind);
-    if multigroup {
-        format!("{group_module}/{kind_snake}")
-    } else {
-        kind_snake
-    }
-}
-
-/// Two controllers cannot share a file: an own kind `Deployment` and the built-in one, or
-/// `foo-bar`/`Baz` and `foo`/`BarBaz` in a multigroup project.
-fn check_controller_module(
-    project: &Project,
-    group: &Group,
-    kind: &Kind,
-    builtin: &Option<BuiltinKind>,
-) -> Result<(), InvalidInput> {
-    let (core, group_name) = match builtin {
-        Some(b) => (true, b.short_group().to_string()),
-        None => (false, group.as_str().to_string()),
-    };
-    let module = |group: &str, kind: &str| {
-        controller_module(project.multigroup, &group.replace(['.', '-'], "_"), kind)
-    };
-    let mine = module(&group_name, kind.as_str());
-    let clash = project.resources.iter().find(|r| {
-        r.controller
-            && !(r.core == core && r.group == group_name && r.kind == kind.as_str())
-            && module(&r.group, &r.kind) == mine
-    });
-    match clash {
-        None => Ok(()),
-        Some(other) => Err(InvalidInput::new(
-            "--kind",
-            kind.as_str(),
-            format!(
-                "its controller would be src/controller/{mine}.rs, which is already the controller of \
-                 {} in group {}; choose another kind",
-                other.kind, other.group
-            ),
-        )),
-    }
-}
-
 /// The controller's name is its field manager and the reporter of its Events, which Kubernetes
-/// limits to 128 characters (see `controller_name` in [`context`]).
-fn check_controller_name(
-    project: &Project,
-    group: &Group,
-    kind: &Kind,
-) -> Result<(), InvalidInput> {
-    if !project.multigroup {
-        return Ok(()); // the kind's name alone, at most 59 characters
-    }
-    let name = format!("{}-{}", group.as_str().replace('.', "-"), kind.lower());
-    if name.len() <= 128 {
+/// limits to 128 characters (see [`controllers::slot`]).
+fn check_controller_name_length(slot: &Slot, group: &Group) -> Result<(), InvalidInput> {
+    if slot.name.len() <= 128 {
         return Ok(());
     }
     Err(InvalidInput::new(
@@ -426,7 +410,7 @@ fn check_controller_name(
         format!(
             "is too long: the controller's name, <group>-<kind> ({} characters), is its field \
              manager and Event reporter, which Kubernetes limits to 128 characters",
-            name.len()
+            slot.name.len()
         ),
     ))
 }
@@ -496,6 +480,9 @@ pub fn run(args: &CreateApiArgs, dir: &Path) -> Result<()> {
     let request = Request::from_args(args)?;
     let plan = plan(&request, dir)?;
     super::finish(&plan, args.common.dry_run)?;
+    for note in plan.notes() {
+        println!("{note}");
+    }
     if args.ssa {
         println!(
             "note: --ssa: nothing to generate in Rust: kube-rs applies typed objects server-side \
@@ -544,14 +531,95 @@ pub struct Request {
     pub force: bool,
     /// The deploy-image plugin's options, when it runs.
     pub deploy_image: Option<DeployImage>,
+    /// `--controller-name`: another controller for a kind that has one.
+    pub controller_name: Option<String>,
+    /// `--external-api-*`: a kind of another project.
+    pub external: Option<ExternalRequest>,
+}
+
+/// `--external-api-path`, `--external-api-domain` and `--external-api-module`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExternalRequest {
+    /// The CRD file, as given (relative to the project folder, or absolute).
+    pub path: String,
+    /// The domain of the kind's group (the project's when not given).
+    pub domain: Option<String>,
+    /// kubebuilder's Go module, only recorded.
+    pub module: Option<String>,
+}
+
+impl ExternalRequest {
+    /// kubebuilder's rules for the three flags: the path is required with the others, and an
+    /// external kind is never a resource of the project.
+    fn from_args(
+        args: &crate::cli::ExternalApiArgs,
+        resource: Option<bool>,
+    ) -> Result<Option<Self>> {
+        let Some(path) = &args.external_api_path else {
+            if args.external_api_module.is_some() || args.external_api_domain.is_some() {
+                bail!(
+                    "'--external-api-module' and '--external-api-domain' require '--external-api-path' \
+                     to be specified"
+                );
+            }
+            return Ok(None);
+        };
+        if resource == Some(true) {
+            bail!(
+                "cannot use '--external-api-path', '--external-api-domain', or '--external-api-module' \
+                 when creating an API in the project with '--resource=true'. Use '--resource=false' \
+                 when referencing an external API"
+            );
+        }
+        if let Some(domain) = &args.external_api_domain
+            && !crate::names::is_dns1123_subdomain(domain)
+        {
+            return Err(InvalidInput::new(
+                "--external-api-domain",
+                domain,
+                "must be a DNS-1123 subdomain (cert-manager.io's is io: --group cert-manager)",
+            )
+            .into());
+        }
+        if let Some(module) = &args.external_api_module {
+            crate::names::check_line_text(module)
+                .map_err(|rule| InvalidInput::new("--external-api-module", module, rule))?;
+        }
+        Ok(Some(Self {
+            path: path.clone(),
+            domain: args.external_api_domain.clone(),
+            module: args.external_api_module.clone(),
+        }))
+    }
 }
 
 impl Request {
     /// `--resource` and `--controller` default to true; like kubebuilder, operator-rs asks when
     /// they are not given and a person is at the terminal.
     pub fn from_args(args: &CreateApiArgs) -> Result<Self> {
+        let external = ExternalRequest::from_args(&args.external, args.resource)?;
+        let controller_name = match &args.controller_name {
+            Some(name) if args.controller == Some(false) => {
+                return Err(InvalidInput::new(
+                    "--controller-name",
+                    name,
+                    "names a controller to create, not with --controller=false",
+                )
+                .into());
+            }
+            Some(name) => Some(parse_controller_name(name)?),
+            None => None,
+        };
         if let Some(deploy_image) = DeployImage::from_args(&args.deploy_image)? {
-            return Self::for_deploy_image(args, deploy_image);
+            if external.is_some() {
+                bail!(
+                    "--image (the deploy-image plugin) creates a kind of the project's own, not with --external-api-path"
+                );
+            }
+            return Ok(Self {
+                controller_name,
+                ..Self::for_deploy_image(args, deploy_image)?
+            });
         }
         let ask = |question: &str, given: Option<bool>| -> Result<bool> {
             match given {
@@ -566,10 +634,16 @@ impl Request {
             kind: args.kind.clone(),
             plural: args.plural.clone(),
             namespaced: args.namespaced,
-            resource: ask("Create Resource [y/n]", args.resource)?,
+            // An external kind is never the project's resource: no need to ask.
+            resource: match external {
+                Some(_) => false,
+                None => ask("Create Resource [y/n]", args.resource)?,
+            },
             controller: ask("Create Controller [y/n]", args.controller)?,
             force: args.force,
             deploy_image: None,
+            controller_name,
+            external,
         })
     }
 
@@ -603,6 +677,8 @@ impl Request {
             controller: args.controller.unwrap_or(true),
             force: args.force,
             deploy_image: Some(deploy_image),
+            controller_name: None,
+            external: None,
         })
     }
 }
@@ -629,15 +705,39 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     let mut project = Project::load(dir)?;
     let kind = Kind::parse(&request.kind)?;
     let version = Version::parse(&request.version)?;
-    let group = Group::parse(&request.group, &project.domain)?;
     if !request.resource && !request.controller {
         bail!("nothing to create: --resource=false and --controller=false");
     }
+    // An external kind's group is `<group>.<--external-api-domain>`, the project's own
+    // `<group>.<domain>`.
+    let domain = match &request.external {
+        Some(ExternalRequest {
+            domain: Some(domain),
+            ..
+        }) => domain.clone(),
+        _ => project.domain.clone(),
+    };
+    let group = Group::parse(&request.group, &domain)?;
 
-    let builtin = if request.resource {
+    let builtin = if request.resource || request.external.is_some() {
         None
     } else {
         find_builtin(&group, &version, &kind)?
+    };
+    let external = match &request.external {
+        Some(ext) => {
+            // Its types live in `src/external/<group>/`, a module in every layout.
+            group.check_module()?;
+            let qualified_group = format!("{}.{domain}", group.as_str());
+            Some(ExternalKind::load(
+                dir,
+                &ext.path,
+                &qualified_group,
+                version.as_str(),
+                kind.as_str(),
+            )?)
+        }
+        None => None,
     };
     if builtin.is_none() {
         check_reserved_kind(&kind)?;
@@ -645,19 +745,35 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
             group.check_module()?;
         }
     }
-    let target = match &builtin {
-        Some(b) => Target::Builtin(*b),
-        None => Target::Own,
+    let target = match (&builtin, &external) {
+        (Some(b), _) => Target::Builtin(*b),
+        (None, Some(_)) => Target::External,
+        (None, None) => Target::Own,
     };
-    check_groups(&project, &group, &target)?;
+    check_groups(&project, &group, request)?;
 
     let existing = project
         .resources
         .iter()
-        .position(|r| matches(r, &group, &version, &kind, &target, &project.domain));
+        .position(|r| matches(r, &group, &version, &kind, &target, &domain));
     let entry = existing.map(|i| project.resources[i].clone());
     if entry.is_some() && request.deploy_image.is_none() {
         refuse_plain_over_deploy_image(&project, &group, &version, &kind)?;
+    }
+    if matches!(target, Target::Own)
+        && let Some(other) = project
+            .resources
+            .iter()
+            .find(|r| r.external && r.group == group.as_str() && r.kind == kind.as_str())
+    {
+        bail!(
+            "{}/{}, Kind {} is an external kind of this project (from {}); pass --external-api-path \
+             and --external-api-domain as when it was added",
+            other.group,
+            other.version,
+            other.kind,
+            crate::names::shown(&other.path)
+        );
     }
     if request.resource && entry.as_ref().is_some_and(|e| e.api.is_some()) && !request.force {
         bail!(
@@ -667,67 +783,110 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
             kind.as_str()
         );
     }
-    if !request.resource && builtin.is_none() && entry.as_ref().is_none_or(|e| e.api.is_none()) {
-        bail!(
-            "no API found for {}/{}, Kind {}: run `operator-rs create api` with --resource first",
-            qualified(&group, &project.domain),
-            version.as_str(),
-            kind.as_str()
-        );
-    }
-    if request.controller
-        && !request.resource
-        && entry.as_ref().is_some_and(|e| e.controller)
-        && !request.force
+    if !request.resource
+        && matches!(target, Target::Own)
+        && entry.as_ref().is_none_or(|e| e.api.is_none())
     {
         bail!(
-            "resource already has a controller: {}/{}, Kind {} (rerun with --force to re-render it)",
+            "no API found for {}/{}, Kind {}: run `operator-rs create api` with --resource first, \
+             or pass --external-api-path for a kind of another project",
             qualified(&group, &project.domain),
             version.as_str(),
             kind.as_str()
         );
     }
+    let names_before = entry
+        .as_ref()
+        .map(Resource::controller_names)
+        .unwrap_or_default();
+    if request.controller && !request.force {
+        match &request.controller_name {
+            None if !names_before.is_empty() => bail!(
+                "resource already has controllers defined; please specify '--controller-name' to add \
+                 another controller, or use '--controller=false' to skip controller scaffolding \
+                 ({}/{}, Kind {}; --force renders the existing one again)",
+                group.as_str(),
+                version.as_str(),
+                kind.as_str()
+            ),
+            Some(name) if names_before.contains(name) => bail!(
+                "controller with name {name:?} already exists for resource {}/{}/{}",
+                group.as_str(),
+                version.as_str(),
+                kind.as_str()
+            ),
+            _ => {}
+        }
+    }
     if request.controller
-        && entry.as_ref().is_none_or(|e| !e.controller)
+        && request.controller_name.is_none()
+        && names_before.is_empty()
         && let Some(other) = project.resources.iter().find(|r| {
-            r.controller
+            r.has_controller()
                 && r.kind == kind.as_str()
                 && r.group == group.as_str()
                 && r.version != version.as_str()
         })
     {
         bail!(
-            "Kind {} of group {} already has a controller (for version {}); a kind has one controller. \
-             Pass --controller=false",
+            "Kind {} of group {} already has a controller (for version {}); pass --controller-name \
+             for another one, or --controller=false",
             kind.as_str(),
             group.as_str(),
             other.version
         );
     }
 
-    let plural = match (&request.plural, &builtin) {
-        (_, Some(b)) => b.plural.to_string(),
-        (Some(p), _) => parse_plural(p)?,
-        (None, _) => entry
+    let plural = match (&request.plural, &builtin, &external) {
+        (_, Some(b), _) => b.plural.to_string(),
+        (_, _, Some(e)) => e.crd.plural.clone(),
+        (Some(p), _, _) => parse_plural(p)?,
+        (None, _, _) => entry
             .as_ref()
             .and_then(|e| e.plural.clone())
             .unwrap_or_else(|| kind.default_plural()),
     };
-    if builtin.is_none() {
+    if matches!(target, Target::Own) {
         check_plural_is_consistent(&project, &group, &kind, &plural)?;
         check_group_module(&project, &group)?;
         let plural_given = request.plural.is_some();
         check_names_in_group(&project, &group, &kind, &plural, plural_given)?;
     }
+    let record_group = builtin.map_or(group.as_str(), |b| b.short_group());
+    let slot = controllers::slot(
+        project.multigroup,
+        record_group,
+        kind.as_str(),
+        request.controller_name.as_deref(),
+    );
+    // The kind's first controller is its main one (for a kind of its own: the one that writes
+    // its status); the others only read it.
+    let primary = names_before.is_empty()
+        || names_before.first().map(String::as_str) == Some(&*slot_record_name(&kind, request));
     if request.controller {
-        check_controller_module(&project, &group, &kind, &builtin)?;
-        check_controller_name(&project, &group, &kind)?;
+        let (flag, value) = match &request.controller_name {
+            Some(name) => ("--controller-name", name.as_str()),
+            None => ("--kind", kind.as_str()),
+        };
+        controllers::check_free(&project, &slot, flag, value, |other, r| {
+            other == &slot
+                && r.kind == kind.as_str()
+                && r.group == record_group
+                && r.version == version.as_str()
+        })?;
+        check_controller_name_length(&slot, &group)?;
         if request.deploy_image.is_some() {
             check_e2e_module(&project, &group, &kind)?;
         }
     }
 
     let boilerplate_text = read_boilerplate(dir)?;
+    let kinds = KindTarget {
+        builtin: &builtin,
+        external: external.as_ref(),
+        slot: &slot,
+        primary,
+    };
     let mut ctx = context(
         &project,
         &boilerplate_text,
@@ -736,10 +895,10 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
         &kind,
         &plural,
         request,
-        &builtin,
+        &kinds,
         &entry,
     );
-    if builtin.is_none()
+    if matches!(target, Target::Own)
         && let Some(storage) = storage_as_it_is(dir, &project, &group, &version, &kind, &ctx)?
     {
         ctx.insert("storage", &storage);
@@ -748,13 +907,15 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     let deploy_image = request.deploy_image.as_ref();
     let mut plan = Plan::new(dir, request.force);
     let multigroup = project.multigroup;
+    let plain_controller = builtin.is_some() || external.is_some() || !primary;
     // What operator-rs wrote for the kind before, from the options PROJECT recorded: `--force`
     // renders a file again only if it is still that (see `Plan::written`).
     if let Some(entry) = &entry {
         let before = recorded_request(request, entry, &project);
-        let before_plural = match &builtin {
-            Some(b) => b.plural.to_string(),
-            None => (entry.plural.clone()).unwrap_or_else(|| kind.default_plural()),
+        let before_plural = match (&builtin, &external) {
+            (Some(b), _) => b.plural.to_string(),
+            (_, Some(e)) => e.crd.plural.clone(),
+            _ => (entry.plural.clone()).unwrap_or_else(|| kind.default_plural()),
         };
         let mut before_ctx = context(
             &project,
@@ -764,7 +925,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
             &kind,
             &before_plural,
             &before,
-            &builtin,
+            &kinds,
             &Some(entry.clone()),
         );
         if let Some(storage) = ctx.get("storage") {
@@ -775,8 +936,11 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
             let rows = resource_rows(before_image);
             record_written(&mut plan, rows, &before_ctx, multigroup)?;
         }
+        if external.is_some() {
+            record_written(&mut plan, EXTERNAL_FILES, &before_ctx, multigroup)?;
+        }
         if before.controller {
-            let rows = controller_rows(before_image, builtin.is_some());
+            let rows = controller_rows(before_image, plain_controller);
             record_written(&mut plan, rows, &before_ctx, multigroup)?;
         }
     }
@@ -786,11 +950,22 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
         apply_inserts(&mut plan, RESOURCE_INSERTS, &ctx, multigroup)?;
         plan.uncomment("config/default/kustomization.yaml", "- ../crd")?;
     }
+    if external.is_some() {
+        // The types only: the CRD is the other project's to install.
+        render_rows(&mut plan, EXTERNAL_FILES, &ctx, multigroup)?;
+        render_rows(&mut plan, EXTERNAL_SHARED_FILES, &ctx, multigroup)?;
+        apply_inserts(&mut plan, EXTERNAL_INSERTS, &ctx, multigroup)?;
+    }
     if request.controller {
-        let files = controller_rows(deploy_image, builtin.is_some());
+        let files = controller_rows(deploy_image, plain_controller);
         render_rows(&mut plan, files, &ctx, multigroup)?;
         render_rows(&mut plan, CONTROLLER_SHARED_FILES, &ctx, multigroup)?;
         apply_inserts(&mut plan, CONTROLLER_INSERTS, &ctx, multigroup)?;
+        let cluster_scoped = ctx.get("api_namespaced").and_then(|v| v.as_bool()) == Some(false);
+        if project.namespaced && cluster_scoped {
+            cluster_rbac::add(&mut plan, &ctx)?;
+            plan.note(cluster_rbac::note(kind.as_str()));
+        }
     }
     if let Some(deploy_image) = deploy_image {
         if request.controller {
@@ -815,9 +990,28 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
         &kind,
         &plural,
         &builtin,
+        &domain,
     );
     plan.write(project::FILE, project.render())?;
     Ok(plan)
+}
+
+/// The name PROJECT records for the requested controller: the given one, or the kind's
+/// lower-cased name for its unnamed controller.
+fn slot_record_name(kind: &Kind, request: &Request) -> String {
+    request
+        .controller_name
+        .clone()
+        .unwrap_or_else(|| kind.lower())
+}
+
+/// What the controller is for, beyond group, version and kind.
+struct KindTarget<'a> {
+    builtin: &'a Option<BuiltinKind>,
+    external: Option<&'a ExternalKind>,
+    slot: &'a Slot,
+    /// The kind's main controller (see [`plan`]).
+    primary: bool,
 }
 
 /// The templates of a kind's types and sample.
@@ -829,8 +1023,8 @@ fn resource_rows(deploy_image: Option<&DeployImage>) -> &'static [TemplateRow] {
 }
 
 /// The templates of a kind's controller.
-fn controller_rows(deploy_image: Option<&DeployImage>, builtin: bool) -> &'static [TemplateRow] {
-    match (deploy_image, builtin) {
+fn controller_rows(deploy_image: Option<&DeployImage>, plain: bool) -> &'static [TemplateRow] {
+    match (deploy_image, plain) {
         (Some(_), _) => deploy_image::CONTROLLER_FILES,
         (None, true) => BUILTIN_CONTROLLER_FILES,
         (None, false) => CONTROLLER_FILES,
@@ -846,7 +1040,10 @@ fn recorded_request(request: &Request, entry: &Resource, project: &Project) -> R
             .as_ref()
             .map_or(request.namespaced, |api| api.namespaced),
         resource: entry.api.is_some(),
-        controller: entry.controller,
+        controller: match &request.controller_name {
+            Some(name) => entry.controller_names().contains(name),
+            None => entry.has_controller(),
+        },
         deploy_image: DeployImage::recorded(project, &entry.group, &entry.version, &entry.kind),
         ..request.clone()
     }
@@ -894,15 +1091,18 @@ fn declares_not_storage(text: &str) -> bool {
     })
 }
 
-/// Whether the kind is the project's own (a CRD) or a built-in Kubernetes kind.
+/// Whether the kind is the project's own (a CRD), a built-in Kubernetes kind, or another
+/// project's.
 enum Target {
     Own,
     Builtin(BuiltinKind),
+    External,
 }
 
-/// kubebuilder's single-group rule: without `multigroup`, every own API shares one group.
-fn check_groups(project: &Project, group: &Group, target: &Target) -> Result<()> {
-    if project.multigroup || matches!(target, Target::Builtin(_)) {
+/// kubebuilder's single-group rule: without `multigroup`, every API the project defines
+/// (`--resource=true`) shares one group; controllers alone may watch kinds of any group.
+fn check_groups(project: &Project, group: &Group, request: &Request) -> Result<()> {
+    if project.multigroup || !request.resource {
         return Ok(());
     }
     if let Some(other) = project
@@ -933,10 +1133,14 @@ fn matches(
         Target::Own => {
             same_gvk
                 && !r.core
+                && !r.external
                 && r.group == group.as_str()
                 && (r.domain.is_empty() || r.domain == domain)
         }
         Target::Builtin(b) => same_gvk && r.core && r.group == b.short_group(),
+        Target::External => {
+            same_gvk && r.external && r.group == group.as_str() && r.domain == domain
+        }
     }
 }
 
@@ -998,9 +1202,10 @@ fn context(
     kind: &Kind,
     plural: &str,
     request: &Request,
-    builtin: &Option<BuiltinKind>,
+    target: &KindTarget,
     entry: &Option<Resource>,
 ) -> Context {
+    let builtin = target.builtin;
     let mut ctx = project_context(project, boilerplate_text);
     let multigroup = project.multigroup;
     let group_module = group.module();
@@ -1033,34 +1238,31 @@ fn context(
     ctx.insert("api_top_module", &api_top_module);
     ctx.insert("api_module", &format!("crate::api::{api_rel_module}"));
 
-    // Where the controller lives: src/controller/<kind>.rs or src/controller/<group>/<kind>.rs.
+    // Where the controller lives: src/controller/<kind>.rs or src/controller/<group>/<kind>.rs
+    // (`<name>.rs` for a named controller), and its name in logs, Events and the metrics'
+    // `controller` label (see `controllers::slot`).
     let controller_group = match builtin {
         Some(b) => b.short_group().replace(['.', '-'], "_"),
         None => group_module.clone(),
     };
-    let (controller_path, controller_rel_module, controller_top_module) = if multigroup {
+    let slot = target.slot;
+    let (controller_rel_module, controller_top_module) = if multigroup {
         (
-            format!("{controller_group}/{kind_snake}"),
-            format!("{controller_group}::{kind_snake}"),
+            format!("{controller_group}::{}", slot.module),
             controller_group.clone(),
         )
     } else {
-        (kind_snake.clone(), kind_snake.clone(), kind_snake.clone())
+        (slot.module.clone(), slot.module.clone())
     };
     if multigroup && builtin.is_some() {
         ctx.insert("group_module", &controller_group);
     }
-    ctx.insert("controller_path", &controller_path);
+    ctx.insert("controller_path", &slot.path);
+    ctx.insert("controller_module", &slot.module);
     ctx.insert("controller_rel_module", &controller_rel_module);
     ctx.insert("controller_top_module", &controller_top_module);
-    // The controller's name, in logs, events and the metrics' `controller` label (kubebuilder
-    // prefixes the group in multigroup projects, where two groups may share a kind).
-    let controller_name = if multigroup {
-        format!("{}-{}", group.as_str().replace('.', "-"), kind.lower())
-    } else {
-        kind.lower()
-    };
-    ctx.insert("controller_name", &controller_name);
+    ctx.insert("controller_name", &slot.name);
+    ctx.insert("primary_controller", &target.primary);
 
     // RBAC helper roles: config/rbac/<kind>_admin_role.yaml, group-prefixed in multigroup.
     let (rbac_prefix, role_prefix) = if multigroup {
@@ -1074,15 +1276,30 @@ fn context(
     ctx.insert("rbac_prefix", &rbac_prefix);
     ctx.insert("role_prefix", &role_prefix);
 
-    match builtin {
-        Some(b) => {
+    match (builtin, target.external) {
+        (Some(b), _) => {
             ctx.insert("qualified_group", b.api_group);
             ctx.insert("api_group", b.api_group);
             ctx.insert("rust_type", b.rust_type);
             ctx.insert("rust_module", b.rust_module());
             ctx.insert("api_namespaced", &b.namespaced);
         }
-        None => {
+        (None, Some(external)) => {
+            let module = format!("crate::external::{group_module}::{}", version.as_str());
+            ctx.insert("qualified_group", &external.crd.group);
+            ctx.insert("api_group", &external.crd.group);
+            ctx.insert("rust_type", &format!("{module}::{}", kind.as_str()));
+            ctx.insert("rust_module", &module);
+            ctx.insert("api_namespaced", &external.crd.namespaced);
+            ctx.insert(
+                "external_path",
+                request.external.as_ref().map_or("", |e| e.path.as_str()),
+            );
+            ctx.insert("external_imports", &external.imports);
+            ctx.insert("external_items", &external.items);
+            ctx.insert("external_example", &external.example);
+        }
+        (None, None) => {
             let qualified_group = qualified(group, &project.domain);
             ctx.insert("qualified_group", &qualified_group);
             ctx.insert("api_group", &qualified_group);
@@ -1091,9 +1308,15 @@ fn context(
                 _ => request.namespaced,
             };
             ctx.insert("api_namespaced", &namespaced);
+            // Another controller of the project's own kind reads it through its types.
+            ctx.insert(
+                "rust_type",
+                &format!("crate::api::{api_rel_module}::{}", kind.as_str()),
+            );
         }
     }
     ctx.insert("core", &builtin.is_some());
+    ctx.insert("external", &target.external.is_some());
 
     // Exactly one version of a kind is the storage version: the first one created. Later
     // versions are written with `storage = false`; moving the storage version is a one-line
@@ -1164,6 +1387,7 @@ fn update_project(
     kind: &Kind,
     plural: &str,
     builtin: &Option<BuiltinKind>,
+    domain: &str,
 ) {
     let entry = match existing {
         Some(i) => &mut project.resources[i],
@@ -1180,6 +1404,14 @@ fn update_project(
             entry.group = b.short_group().to_string();
             entry.domain = b.domain().to_string();
             entry.path = b.rust_module().to_string();
+        }
+        None if request.external.is_some() => {
+            let external = request.external.as_ref().expect("checked");
+            entry.external = true;
+            entry.group = group.as_str().to_string();
+            entry.domain = domain.to_string();
+            entry.path = external.path.clone();
+            entry.module = external.module.clone().unwrap_or_default();
         }
         None => {
             entry.group = group.as_str().to_string();
@@ -1200,7 +1432,33 @@ fn update_project(
         });
     }
     if request.controller {
-        entry.controller = true;
+        record_controller(entry, request.controller_name.as_deref());
+    }
+}
+
+/// Records a controller of the kind: `controller: true` for its one unnamed controller, as
+/// kubebuilder does; once it has a named one, every controller by name under `controllers`
+/// (the unnamed one under the kind's lower-cased name).
+fn record_controller(entry: &mut Resource, name: Option<&str>) {
+    let Some(name) = name else {
+        if entry.controllers.is_empty() {
+            entry.controller = true;
+        }
+        return;
+    };
+    if entry.controller {
+        entry.controller = false;
+        let default = entry.kind.to_lowercase();
+        entry.controllers.push(project::NamedController {
+            name: default,
+            ..Default::default()
+        });
+    }
+    if entry.controllers.iter().all(|c| c.name != name) {
+        entry.controllers.push(project::NamedController {
+            name: name.to_string(),
+            ..Default::default()
+        });
     }
 }
 

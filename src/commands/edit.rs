@@ -85,6 +85,13 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
     retarget_init_files(&mut plan, &old, &new, &old_header, args.force)?;
     if new.namespaced != old.namespaced {
         retarget_helper_roles(&mut plan, new.namespaced)?;
+        if super::cluster_rbac::any_cluster_controller(dir) {
+            if new.namespaced {
+                super::cluster_rbac::add(&mut plan, &project_context(&new, &old_header))?;
+            } else {
+                super::cluster_rbac::remove(&mut plan)?;
+            }
+        }
     }
     if let Some(header) = new_header {
         rewrite_headers(&mut plan, &old_header, &header)?;

@@ -2,7 +2,9 @@
 
 pub mod alpha;
 pub mod bundle;
+mod cluster_rbac;
 pub mod completion;
+mod controllers;
 pub mod create_api;
 pub mod create_webhook;
 pub mod deploy_image;

@@ -80,6 +80,8 @@ pub struct Plan {
     /// What operator-rs wrote at the paths of user files, as far as it can tell (see
     /// [`Plan::written`]).
     written: BTreeMap<String, String>,
+    /// What the command prints once it has written the files (see [`Plan::note`]).
+    notes: Vec<String>,
 }
 
 impl Plan {
@@ -94,7 +96,18 @@ impl Plan {
             unformatted: BTreeMap::new(),
             edited: BTreeSet::new(),
             written: BTreeMap::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Adds a line for the user about what the plan does that they would not expect, printed
+    /// after the files are written.
+    pub fn note(&mut self, text: String) {
+        self.notes.push(text);
+    }
+
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Tells the plan what operator-rs wrote at `path`, a user file: `contents`, the template

@@ -32,12 +32,15 @@ pub use k8s_openapi::api::rbac::v1::PolicyRule;
 /// One controller of a project, as listed in its `controller::controllers()`.
 ///
 /// ```
-/// use operator_rs_runtime::controller::{ControllerFuture, ControllerSetup, PolicyRule, Shared};
+/// use operator_rs_runtime::controller::{
+///     ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Shared,
+/// };
 ///
 /// /// The controller of `src/controller/captain.rs`.
 /// pub const CONTROLLER: ControllerSetup = ControllerSetup {
 ///     name: "captain",
 ///     rbac_rules,
+///     rbac_scope: RbacScope::Project,
 ///     setup,
 /// };
 /// # fn rbac_rules() -> Vec<PolicyRule> { Vec::new() }
@@ -50,18 +53,36 @@ pub struct ControllerSetup {
     /// The API permissions the controller needs; `make manifests` writes the rules of every
     /// controller to `config/rbac/role.yaml`.
     pub rbac_rules: fn() -> Vec<PolicyRule>,
+    /// Which role grants `rbac_rules`.
+    pub rbac_scope: RbacScope,
     /// Builds the controller (usually with a [`Runner`]); the manager calls it once at startup,
     /// on the leader only, and runs the returned future until shutdown.
     pub setup: fn(&Shared) -> ControllerFuture,
 }
 
-/// The RBAC rules of all `controllers` together, for `make manifests`.
+/// Which role grants a controller's RBAC rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RbacScope {
+    /// The manager's role, `manager-role`: a ClusterRole, or in a project created with
+    /// `--namespaced` a Role in the manager's namespace.
+    #[default]
+    Project,
+    /// A ClusterRole in every project: the controller of a cluster-scoped kind, which it watches
+    /// across the cluster, and whose Events go to the `default` namespace. In a namespaced
+    /// project `make manifests` writes these rules to `manager-cluster-role`
+    /// (`config/rbac/cluster_role.yaml`), which grants exactly them.
+    Cluster,
+}
+
+/// The RBAC rules of the `controllers` whose rules `scope` grants, together, for `make
+/// manifests`.
 ///
 /// Rules may overlap between controllers; the manifests writer removes duplicates and merges rules
 /// the way controller-gen does.
-pub fn rbac_rules(controllers: &[ControllerSetup]) -> Vec<PolicyRule> {
+pub fn rbac_rules(controllers: &[ControllerSetup], scope: RbacScope) -> Vec<PolicyRule> {
     controllers
         .iter()
+        .filter(|controller| controller.rbac_scope == scope)
         .flat_map(|controller| (controller.rbac_rules)())
         .collect()
 }

@@ -212,7 +212,8 @@ type AddWatch<K> = Box<dyn Fn(Controller<K>, &Client, Option<&str>) -> Controlle
 /// - one kube-runtime [`Controller`] per watched namespace (`WATCH_NAMESPACE`, see
 ///   [`WatchNamespaces`]), each with its own cache, sharing one [`Context`], one set of metrics
 ///   and one retry backoff; a cluster-scoped kind gets one controller;
-/// - `--max-concurrent-reconciles` workers, never two on the same object;
+/// - `--max-concurrent-reconciles` workers (or the controller's own number, see
+///   [`Runner::with_max_concurrent_reconciles`]), never two on the same object;
 /// - controller-runtime's reconcile metrics, under the controller's name;
 /// - after a failed reconcile: a warning with the error and its causes, and a retry after a
 ///   per-object delay that doubles from 5 ms up to 1000 s and is reset by a success
@@ -228,6 +229,7 @@ where
     shared: &'a Shared,
     watcher_config: watcher::Config,
     watches: Vec<AddWatch<K>>,
+    max_concurrent_reconciles: Option<u16>,
 }
 
 impl<'a, K> Runner<'a, K>
@@ -244,7 +246,17 @@ where
             shared,
             watcher_config: watcher::Config::default(),
             watches: Vec::new(),
+            max_concurrent_reconciles: None,
         }
+    }
+
+    /// This controller's own number of concurrent reconciles (controller-runtime's
+    /// `controller.Options.MaxConcurrentReconciles`) instead of the manager's
+    /// `--max-concurrent-reconciles`: for instance 1 for a controller whose objects must be
+    /// handled one at a time, next to others that run many. 0 is taken as 1.
+    pub fn with_max_concurrent_reconciles(mut self, workers: u16) -> Self {
+        self.max_concurrent_reconciles = Some(workers.max(1));
+        self
     }
 
     /// Watches `K` with `config` (e.g. a label selector) instead of every object of the kind.
@@ -312,13 +324,13 @@ where
             shared,
             watcher_config,
             watches,
+            max_concurrent_reconciles,
         } = self;
+        let workers = max_concurrent_reconciles.unwrap_or(shared.max_concurrent_reconciles);
         let context = Arc::new(Context::new(shared.client.clone(), name, state));
-        let metrics = shared
-            .metrics
-            .controller(name, shared.max_concurrent_reconciles);
+        let metrics = shared.metrics.controller(name, workers);
         let backoff = Backoff::<K>::default();
-        let config = controller::Config::default().concurrency(shared.max_concurrent_reconciles);
+        let config = controller::Config::default().concurrency(workers);
 
         let controllers = <K::Scope as Scope>::apis::<K>(&shared.watch_namespaces, &shared.client)
             .into_iter()

@@ -51,6 +51,10 @@ pub struct Config {
     /// Whether to build the image (and push it, without Kind). `IMAGE_BUILD_SKIP=true` turns it
     /// off when the image was built, or pushed, already.
     pub build_image: bool,
+    /// Whether to install cert-manager for a project with webhooks, when the cluster lacks it.
+    /// `CERT_MANAGER_INSTALL_SKIP=true` (kubebuilder's variable) turns it off, for a cluster
+    /// whose cert-manager is managed apart from the tests.
+    pub install_cert_manager: bool,
     /// The Kind program (`KIND`). Like the other programs it may hold arguments too, as make
     /// variables do.
     pub kind: String,
@@ -73,6 +77,7 @@ impl Config {
             image: var("IMG").unwrap_or_else(|| project.default_image()),
             kind_cluster: var("KIND_CLUSTER"),
             build_image: var("IMAGE_BUILD_SKIP").as_deref() != Some("true"),
+            install_cert_manager: var("CERT_MANAGER_INSTALL_SKIP").as_deref() != Some("true"),
             kind: var("KIND").unwrap_or_else(|| "kind".to_string()),
             kubectl: var("KUBECTL").unwrap_or_else(|| "kubectl".to_string()),
             make: var("MAKE").unwrap_or_else(|| "make".to_string()),

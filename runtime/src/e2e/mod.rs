@@ -43,6 +43,7 @@
 //! Nothing here needs a cluster until [`run`] is called, so the helpers are unit-tested with the
 //! rest of the crate.
 
+pub mod cert_manager;
 pub mod commands;
 pub mod metrics;
 pub mod security;
@@ -413,6 +414,21 @@ fn try_set_up(project: Project) -> anyhow::Result<Cluster> {
     step("creating the namespaces, enforcing the restricted Pod Security Standard");
     runtime().block_on(apply_namespaces(&client, &project))?;
 
+    let needs_cert_manager = cert_manager::needed_by(&project);
+    if needs_cert_manager && config.install_cert_manager {
+        if runtime().block_on(cert_manager::installed(&client))? {
+            step("cert-manager is installed already");
+        } else {
+            step(&format!(
+                "installing cert-manager {} (the webhooks' certificates; CERT_MANAGER_INSTALL_SKIP=true skips this)",
+                cert_manager::CERT_MANAGER_VERSION
+            ));
+            for command in cert_manager::install_commands(&config) {
+                command.run()?;
+            }
+        }
+    }
+
     step("installing the CRDs and deploying the controller-manager");
     for command in config.deploy_commands(&project) {
         command.run()?;
@@ -424,6 +440,19 @@ fn try_set_up(project: Project) -> anyhow::Result<Cluster> {
     if let Err(error) = runtime().block_on(rollout) {
         print_diagnostics(&project);
         return Err(error);
+    }
+    if needs_cert_manager {
+        step("waiting for cert-manager to inject the CA into the webhook configurations and CRDs");
+        let injected = cert_manager::wait_for_ca_injection(&client, &project);
+        match runtime().block_on(injected) {
+            Ok(checked) => checked
+                .iter()
+                .for_each(|what| step(&format!("CA injected: {what}"))),
+            Err(error) => {
+                print_diagnostics(&project);
+                return Err(error);
+            }
+        }
     }
     Ok(Cluster {
         client,

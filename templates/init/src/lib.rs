@@ -12,7 +12,9 @@
 pub mod api;
 pub mod controller;
 pub mod webhook;
+// +operator-rs:scaffold:modules
 
+use operator_rs_runtime::controller::{RbacScope, rbac_rules};
 use operator_rs_runtime::manifests::{Manifests, RoleScope};
 
 /// What `make manifests` writes under `config/`: the CRDs of [`api`], the manager's role with
@@ -20,7 +22,8 @@ use operator_rs_runtime::manifests::{Manifests, RoleScope};
 pub fn manifests() -> Manifests {
     Manifests {
         crds: api::crds(),
-        rbac_rules: operator_rs_runtime::controller::rbac_rules(&controller::controllers()),
+        rbac_rules: rbac_rules(&controller::controllers(), RbacScope::Project),
+        cluster_rbac_rules: rbac_rules(&controller::controllers(), RbacScope::Cluster),
         webhooks: webhook::webhooks(),
         // {% if namespaced %}A Role in the manager's namespace: the project was created with `--namespaced`.{% else %}A ClusterRole: the manager watches every namespace.{% endif %}
         role_scope: RoleScope::{% if namespaced %}Namespace{% else %}Cluster{% endif %},

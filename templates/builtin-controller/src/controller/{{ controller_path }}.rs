@@ -1,5 +1,13 @@
-{{ rust_header }}//! The {{ kind }} controller: acts on {{ plural }}, a kind built into Kubernetes
+{{ rust_header }}{% if core -%}
+//! The {{ kind }} controller: acts on {{ plural }}, a kind built into Kubernetes
 //! (`{% if api_group == "" %}{{ version }}`, the core API group{% else %}{{ api_group }}/{{ version }}`{% endif %}).
+{%- elif external -%}
+//! The {{ kind }} controller: acts on {{ plural }}, a kind of another project
+//! (`{{ api_group }}/{{ version }}`, whose CRD must be installed in the cluster).
+{%- else -%}
+//! The `{{ controller_name }}` controller: another controller of the project's {{ kind }}
+//! (`{{ api_group }}/{{ version }}`), next to the one that reconciles its spec and status.
+{%- endif %}
 //!
 //! The runner built in `setup` watches {{ plural }} and calls `reconcile` for each {{ kind }}
 //! whenever it changes, whenever something else the controller watches changes, and whenever
@@ -7,9 +15,9 @@
 //! what to do from the object and the cluster: it must be idempotent, changing nothing when
 //! nothing has to change. The same object is never reconciled twice at the same time.
 //!
-//! Other controllers (Kubernetes' own, at least) own the {{ plural }} too: change only what your
-//! operator is responsible for, and prefer server-side apply with this controller's field
-//! manager, which touches only the fields it sends.
+//! Other controllers ({% if core %}Kubernetes' own, at least{% elif external %}the other project's, at least{% else %}the kind's main one, at least{% endif %}) work on the {{ plural }} too: change only
+//! what this controller is responsible for, and prefer server-side apply with its field manager,
+//! which touches only the fields it sends.
 
 use std::sync::Arc;
 
@@ -17,7 +25,7 @@ use {{ rust_type }};
 use kube::runtime::controller::Action;
 use kube::{Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
-    Context, ControllerFuture, ControllerSetup, PolicyRule, Runner, Shared, rule,
+    Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, rule,
 };
 
 /// The controller's name in logs and metrics, the `reportingController` of its Events, and its
@@ -29,6 +37,13 @@ const CONTROLLER_NAME: &str = "{{ controller_name }}";
 pub const CONTROLLER: ControllerSetup = ControllerSetup {
     name: CONTROLLER_NAME,
     rbac_rules,
+{%- if api_namespaced %}
+    rbac_scope: RbacScope::Project,
+{%- else %}
+    // {{ kind }} is cluster-scoped: the controller watches it across the cluster, which only a
+    // ClusterRole can grant, even in a namespaced project (see `make manifests`).
+    rbac_scope: RbacScope::Cluster,
+{%- endif %}
     setup,
 };
 
@@ -44,16 +59,31 @@ fn setup(shared: &Shared) -> ControllerFuture {
 }
 
 /// The API permissions of this controller, right next to the code that needs them: `make
-/// manifests` writes the rules of all controllers to `config/rbac/role.yaml`.
+/// manifests` writes the rules of all controllers to `config/rbac/`.
 pub fn rbac_rules() -> Vec<PolicyRule> {
     // The API group and plural of {{ kind }} (`&()`: a typed resource needs no runtime type
     // information).
     let group = {{ kind }}::group(&());
     let plural = {{ kind }}::plural(&());
     vec![
-        // Watching {{ plural }}. TODO(user): add "update" and "patch" (or more) when reconcile
-        // writes them.
-        rule(&[&group], &[&plural], &["get", "list", "watch"]),
+        // kubebuilder's defaults: reconcile only reads {{ plural }}, but code that also writes them
+        // is common. Remove the verbs you do not need.
+        rule(
+            &[&group],
+            &[&plural],
+            &[
+                "get", "list", "watch", "create", "update", "patch", "delete",
+            ],
+        ),
+        // Writing the status subresource.
+        rule(
+            &[&group],
+            &[&format!("{plural}/status")],
+            &["get", "update", "patch"],
+        ),
+        // Adding and removing finalizers, and setting `blockOwnerDeletion` in the owner
+        // references of the objects reconcile creates.
+        rule(&[&group], &[&format!("{plural}/finalizers")], &["update"]),
         // Publishing Events (the recorder patches an Event when it repeats).
         rule(&["events.k8s.io"], &["events"], &["create", "patch"]),
     ]
@@ -128,7 +158,13 @@ mod tests {
 
     #[tokio::test]
     async fn reconcile_makes_no_requests() {
+{%- if external %}
+        let mut object: {{ kind }} = serde_json::from_value({{ rust_module }}::{{ kind_snake }}::example()).unwrap();
+{%- elif core %}
         let mut object = {{ kind }}::default();
+{%- else %}
+        let mut object = {{ kind }}::new("test", Default::default());
+{%- endif %}
         object.metadata.name = Some("test".to_owned());
 {%- if api_namespaced %}
         object.metadata.namespace = Some("default".to_owned());

@@ -14,7 +14,7 @@ use kube::Resource as _;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use operator_rs_runtime::controller::{
-    Context, ControllerFuture, ControllerSetup, PolicyRule, Runner, Shared, condition,
+    Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, condition,
     conditions_to_apply, qualified_name, rule,
 };
 use serde_json::json;
@@ -38,6 +38,13 @@ const AVAILABLE: &str = "Available";
 pub const CONTROLLER: ControllerSetup = ControllerSetup {
     name: CONTROLLER_NAME,
     rbac_rules,
+{%- if api_namespaced %}
+    rbac_scope: RbacScope::Project,
+{%- else %}
+    // {{ kind }} is cluster-scoped: the controller watches it across the cluster, which only a
+    // ClusterRole can grant, even in a namespaced project (see `make manifests`).
+    rbac_scope: RbacScope::Cluster,
+{%- endif %}
     setup,
 };
 

@@ -35,7 +35,7 @@ use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::watcher;
 use kube::{Api, Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
-    Context, ControllerFuture, ControllerSetup, PolicyRule, Runner, Shared, condition,
+    Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, condition,
     conditions_to_apply, rule,
 };
 use serde_json::json;
@@ -80,6 +80,7 @@ const DEPLOYMENT_FAILED: &str = "DeploymentFailed";
 pub const CONTROLLER: ControllerSetup = ControllerSetup {
     name: CONTROLLER_NAME,
     rbac_rules,
+    rbac_scope: RbacScope::Project,
     setup,
 };
 

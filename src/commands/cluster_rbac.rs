@@ -1,0 +1,81 @@
+//! The ClusterRole of a namespaced project's controllers of cluster-scoped kinds. Such a
+//! controller watches its kind across the cluster, which the project's Role (in the manager's
+//! namespace) cannot grant: its rules (`RbacScope::Cluster` in its `CONTROLLER`) go to
+//! `manager-cluster-role`, which `make manifests` writes to `config/rbac/cluster_role.yaml`, and
+//! `config/rbac/cluster_role_binding.yaml` binds to the manager. `create api` adds the two files
+//! with the first such controller; `edit --namespaced` adds or removes them.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use tera::Context;
+
+use super::resource::{TemplateRow, render_rows, shared_file};
+use crate::scaffold::Plan;
+
+const FILES: &[TemplateRow] = &[
+    shared_file("cluster-rbac/config/rbac/cluster_role.yaml"),
+    shared_file("cluster-rbac/config/rbac/cluster_role_binding.yaml"),
+];
+
+const KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
+
+/// Where the lines go: after the binding of the project's role.
+const ANCHOR: &str = "- role_binding.yaml\n";
+
+const LINES: &str = "# The ClusterRole of the controllers of cluster-scoped kinds (`make manifests`).\n\
+                     - cluster_role.yaml\n- cluster_role_binding.yaml\n";
+
+/// Plans the ClusterRole's files and lists them in `config/rbac/kustomization.yaml` (once).
+pub(crate) fn add(plan: &mut Plan, ctx: &Context) -> Result<()> {
+    render_rows(plan, FILES, ctx, false)?;
+    plan.edit(KUSTOMIZATION, |text| {
+        if text.contains(LINES) {
+            return Ok(text.to_string());
+        }
+        let Some(at) = text.find(ANCHOR) else {
+            bail!(
+                "{KUSTOMIZATION} does not list role_binding.yaml: add `- cluster_role.yaml` and \
+                 `- cluster_role_binding.yaml` to its resources by hand"
+            );
+        };
+        let at = at + ANCHOR.len();
+        Ok(format!("{}{LINES}{}", &text[..at], &text[at..]))
+    })
+}
+
+/// Plans removing what [`add`] added (a project that is no longer namespaced has one
+/// ClusterRole for all rules).
+pub(crate) fn remove(plan: &mut Plan) -> Result<()> {
+    for path in [
+        "config/rbac/cluster_role.yaml",
+        "config/rbac/cluster_role_binding.yaml",
+    ] {
+        if plan.root().join(path).exists() {
+            plan.delete(path)?;
+        }
+    }
+    plan.edit(KUSTOMIZATION, |text| Ok(text.replacen(LINES, "", 1)))
+}
+
+/// The note `create api` prints.
+pub(crate) fn note(kind: &str) -> String {
+    format!(
+        "note: {kind} is cluster-scoped: this namespaced project's Role cannot grant its controller's \
+         rules, so `make manifests` writes them to the ClusterRole manager-cluster-role \
+         (config/rbac/cluster_role.yaml), which grants exactly those"
+    )
+}
+
+/// Whether a controller of the project declares cluster-wide rules (`RbacScope::Cluster`): the
+/// controllers' code, which the user may have changed, is what `make manifests` renders.
+pub(crate) fn any_cluster_controller(root: &Path) -> bool {
+    walkdir::WalkDir::new(root.join("src/controller"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .any(|e| {
+            std::fs::read_to_string(e.path())
+                .is_ok_and(|text| text.contains("rbac_scope: RbacScope::Cluster"))
+        })
+}

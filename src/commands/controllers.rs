@@ -1,0 +1,137 @@
+//! Where each controller of a project lives and what it is called. A kind may have several
+//! controllers (`--controller-name`, as in kubebuilder); each has its own file under
+//! `src/controller/` and its own name, which is its `controller` label in metrics, its name in
+//! logs, the reporter of its Events and its field manager: both must be unique in the project.
+
+use crate::names::InvalidInput;
+use crate::project::{Project, Resource};
+
+/// One controller: its file and its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    /// The file under `src/controller/`, without `.rs`: `captain`, `crew/captain_backup`.
+    pub path: String,
+    /// The file's module name: `captain_backup`.
+    pub module: String,
+    /// The controller's name: `captain`, `crew-captain` (multigroup), or the given name.
+    pub name: String,
+}
+
+/// The slot of a controller of `kind` in `group` (as PROJECT records it: `apps`, `crew`):
+/// named `given` (`--controller-name`), or the kind's unnamed controller.
+///
+/// A named controller whose name is the lower-cased kind is the kind's unnamed one, recorded by
+/// name (kubebuilder records `controller: true` as `controllers: [{name: <kind>}]` once the kind
+/// has a named controller), so it keeps the kind's file and name.
+pub fn slot(multigroup: bool, group: &str, kind: &str, given: Option<&str>) -> Slot {
+    let group_module = group.replace(['.', '-'], "_");
+    let kind_lower = kind.to_lowercase();
+    let (module, name) = match given {
+        Some(name) if name != kind_lower => (name.replace('-', "_"), name.to_string()),
+        _ => {
+            // kubebuilder prefixes the group in multigroup projects, where two groups may
+            // share a kind.
+            let name = if multigroup {
+                format!("{}-{kind_lower}", group.replace('.', "-"))
+            } else {
+                kind_lower
+            };
+            (heck::ToSnakeCase::to_snake_case(kind), name)
+        }
+    };
+    let path = if multigroup {
+        format!("{group_module}/{module}")
+    } else {
+        module.clone()
+    };
+    Slot { path, module, name }
+}
+
+/// Every controller of the project, with the resource it belongs to.
+pub fn all(project: &Project) -> Vec<(Slot, &Resource)> {
+    let mut slots = Vec::new();
+    for r in &project.resources {
+        if r.controllers.is_empty() && r.controller {
+            slots.push((slot(project.multigroup, &r.group, &r.kind, None), r));
+        }
+        for c in &r.controllers {
+            slots.push((
+                slot(project.multigroup, &r.group, &r.kind, Some(&c.name)),
+                r,
+            ));
+        }
+    }
+    slots
+}
+
+/// Refuses a new controller whose file or name another controller has (`is_this` tells the
+/// controller itself, when it is written again with `--force`).
+pub fn check_free(
+    project: &Project,
+    new: &Slot,
+    flag: &'static str,
+    value: &str,
+    is_this: impl Fn(&Slot, &Resource) -> bool,
+) -> Result<(), InvalidInput> {
+    for (other, r) in all(project) {
+        if is_this(&other, r) {
+            continue;
+        }
+        let what = format!(
+            "the controller {} of {} in group {}",
+            other.name, r.kind, r.group
+        );
+        if other.path == new.path {
+            return Err(InvalidInput::new(
+                flag,
+                value,
+                format!(
+                    "its controller would be src/controller/{}.rs, which is already {what}; choose \
+                     another {}",
+                    new.path,
+                    flag.trim_start_matches("--")
+                ),
+            ));
+        }
+        if other.name == new.name {
+            return Err(InvalidInput::new(
+                flag,
+                value,
+                format!(
+                    "the controller name {:?} is already {what}: names must be unique (metrics, \
+                     logs, Events, field managers); pass --controller-name",
+                    new.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots() {
+        assert_eq!(
+            slot(false, "crew", "FirstMate", None),
+            Slot {
+                path: "first_mate".into(),
+                module: "first_mate".into(),
+                name: "firstmate".into()
+            }
+        );
+        assert_eq!(
+            slot(false, "crew", "FirstMate", Some("firstmate")),
+            slot(false, "crew", "FirstMate", None)
+        );
+        let backup = slot(true, "foo.policy", "Captain", Some("captain-backup"));
+        assert_eq!(backup.path, "foo_policy/captain_backup");
+        assert_eq!(backup.name, "captain-backup");
+        assert_eq!(
+            slot(true, "foo.policy", "Captain", None).name,
+            "foo-policy-captain"
+        );
+    }
+}
