@@ -454,6 +454,9 @@ pub struct CreateWebhookArgs {
     pub make: bool,
 
     #[command(flatten)]
+    pub external: ExternalApiArgs,
+
+    #[command(flatten)]
     pub common: CommonArgs,
 }
 

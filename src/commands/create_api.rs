@@ -551,7 +551,7 @@ pub struct ExternalRequest {
 impl ExternalRequest {
     /// kubebuilder's rules for the three flags: the path is required with the others, and an
     /// external kind is never a resource of the project.
-    fn from_args(
+    pub(crate) fn from_args(
         args: &crate::cli::ExternalApiArgs,
         resource: Option<bool>,
     ) -> Result<Option<Self>> {
@@ -757,7 +757,9 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
         .iter()
         .position(|r| matches(r, &group, &version, &kind, &target, &domain));
     let entry = existing.map(|i| project.resources[i].clone());
-    if entry.is_some() && request.deploy_image.is_none() {
+    // A named controller is added next to the deploy-image controller, which stays.
+    let only_a_named_controller = !request.resource && request.controller_name.is_some();
+    if entry.is_some() && request.deploy_image.is_none() && !only_a_named_controller {
         refuse_plain_over_deploy_image(&project, &group, &version, &kind)?;
     }
     if matches!(target, Target::Own)
@@ -951,10 +953,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
         plan.uncomment("config/default/kustomization.yaml", "- ../crd")?;
     }
     if external.is_some() {
-        // The types only: the CRD is the other project's to install.
-        render_rows(&mut plan, EXTERNAL_FILES, &ctx, multigroup)?;
-        render_rows(&mut plan, EXTERNAL_SHARED_FILES, &ctx, multigroup)?;
-        apply_inserts(&mut plan, EXTERNAL_INSERTS, &ctx, multigroup)?;
+        plan_external_types(&mut plan, &ctx)?;
     }
     if request.controller {
         let files = controller_rows(deploy_image, plain_controller);
@@ -994,6 +993,39 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     );
     plan.write(project::FILE, project.render())?;
     Ok(plan)
+}
+
+/// The template variables of an external kind's types, and of the code that uses them (a
+/// controller, webhooks): `rust_type`, `rust_module`, its API group and scope, and the generated
+/// code.
+pub(crate) fn external_context(
+    ctx: &mut Context,
+    group: &Group,
+    version: &Version,
+    kind: &Kind,
+    external: &ExternalKind,
+    path: &str,
+) {
+    let module = format!("crate::external::{}::{}", group.module(), version.as_str());
+    ctx.insert("qualified_group", &external.crd.group);
+    ctx.insert("api_group", &external.crd.group);
+    ctx.insert("rust_type", &format!("{module}::{}", kind.as_str()));
+    ctx.insert("rust_module", &module);
+    ctx.insert("api_namespaced", &external.crd.namespaced);
+    ctx.insert("external_path", path);
+    ctx.insert("external_imports", &external.imports);
+    ctx.insert("external_items", &external.items);
+    ctx.insert("external_example", &external.example);
+}
+
+/// Plans an external kind's types (`src/external/<group>/<version>/<kind>.rs` and the module tree
+/// above it), from a context with [`external_context`]. The types only: the CRD is the other
+/// project's to install.
+pub(crate) fn plan_external_types(plan: &mut Plan, ctx: &Context) -> Result<()> {
+    // The external module tree is the same in both layouts.
+    render_rows(plan, EXTERNAL_FILES, ctx, false)?;
+    render_rows(plan, EXTERNAL_SHARED_FILES, ctx, false)?;
+    apply_inserts(plan, EXTERNAL_INSERTS, ctx, false)
 }
 
 /// The name PROJECT records for the requested controller: the given one, or the kind's
@@ -1285,19 +1317,8 @@ fn context(
             ctx.insert("api_namespaced", &b.namespaced);
         }
         (None, Some(external)) => {
-            let module = format!("crate::external::{group_module}::{}", version.as_str());
-            ctx.insert("qualified_group", &external.crd.group);
-            ctx.insert("api_group", &external.crd.group);
-            ctx.insert("rust_type", &format!("{module}::{}", kind.as_str()));
-            ctx.insert("rust_module", &module);
-            ctx.insert("api_namespaced", &external.crd.namespaced);
-            ctx.insert(
-                "external_path",
-                request.external.as_ref().map_or("", |e| e.path.as_str()),
-            );
-            ctx.insert("external_imports", &external.imports);
-            ctx.insert("external_items", &external.items);
-            ctx.insert("external_example", &external.example);
+            let path = request.external.as_ref().map_or("", |e| e.path.as_str());
+            external_context(&mut ctx, group, version, kind, external, path);
         }
         (None, None) => {
             let qualified_group = qualified(group, &project.domain);

@@ -17,6 +17,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use tera::Context;
 
+use super::create_api::{ExternalRequest, external_context, plan_external_types};
 use super::deploy_image::SpecShape;
 use super::resource::{
     InsertRow, TemplateRow, apply_inserts, find_builtin, group_file, insert, insert_multigroup,
@@ -26,6 +27,7 @@ use super::resource::{
 use crate::builtin::{self, BuiltinKind};
 use crate::cli::CreateWebhookArgs;
 use crate::context::project_context;
+use crate::external::ExternalKind;
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::project::{self, Project, Resource};
 use crate::scaffold::{Plan, line_endings};
@@ -309,7 +311,7 @@ https://book.kubebuilder.io/reference/webhook-bootstrap-problem";
 const RESERVED_MODULES: &[&str] = &["operator_rs_runtime"];
 
 pub fn run(args: &CreateWebhookArgs, dir: &Path) -> Result<()> {
-    let request = Request::from_args(args);
+    let request = Request::from_args(args)?;
     let planned = plan(&request, dir)?;
     super::finish(&planned.plan, args.common.dry_run)?;
     for warning in &planned.warnings {
@@ -353,11 +355,14 @@ pub struct Request {
     pub defaulting_path: Option<String>,
     pub validation_path: Option<String>,
     pub force: bool,
+    /// `--external-api-*`: a kind of another project, whose types are generated if the project
+    /// has none yet.
+    pub external: Option<ExternalRequest>,
 }
 
 impl Request {
-    pub fn from_args(args: &CreateWebhookArgs) -> Self {
-        Self {
+    pub fn from_args(args: &CreateWebhookArgs) -> Result<Self> {
+        Ok(Self {
             group: args.group.clone(),
             version: args.version.clone(),
             kind: args.kind.clone(),
@@ -369,7 +374,8 @@ impl Request {
             defaulting_path: args.defaulting_path.clone(),
             validation_path: args.validation_path.clone(),
             force: args.force,
-        }
+            external: ExternalRequest::from_args(&args.external, None)?,
+        })
     }
 }
 
@@ -389,6 +395,7 @@ pub struct Planned {
 enum Target {
     Own,
     Builtin(BuiltinKind),
+    External(Box<ExternalKind>),
 }
 
 /// Everything `create webhook` would write, without writing it.
@@ -397,7 +404,31 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
     let mut project = Project::load(dir)?;
     let kind = Kind::parse(&request.kind)?;
     let version = Version::parse(&request.version)?;
-    let group = Group::parse(&request.group, &project.domain)?;
+    // An external kind: from the flags, or as PROJECT recorded it.
+    let recorded_external = project.resources.iter().find(|r| {
+        r.external
+            && r.group == request.group
+            && r.version == request.version
+            && r.kind == request.kind
+            && request
+                .external
+                .as_ref()
+                .is_none_or(|e| e.domain.as_deref().is_none_or(|d| d == r.domain))
+    });
+    let external_request = match (&request.external, recorded_external) {
+        (Some(given), _) => Some(given.clone()),
+        (None, Some(r)) => Some(ExternalRequest {
+            path: r.path.clone(),
+            domain: Some(r.domain.clone()),
+            module: (!r.module.is_empty()).then(|| r.module.clone()),
+        }),
+        (None, None) => None,
+    };
+    let domain = external_request
+        .as_ref()
+        .and_then(|e| e.domain.clone())
+        .unwrap_or_else(|| project.domain.clone());
+    let group = Group::parse(&request.group, &domain)?;
     let spokes = parse_spokes(&request.spokes, &version)?;
     let defaulting_path = request
         .defaulting_path
@@ -415,9 +446,28 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
         .resources
         .iter()
         .position(|r| is_own(r, &project, &group, &version, &kind));
-    let (target, existing) = match own {
-        Some(i) => (Target::Own, Some(i)),
-        None => match builtin::is_builtin_group(group.as_str())
+    let (target, existing) = match (own, &external_request) {
+        (_, Some(ext)) => {
+            group.check_module()?;
+            let qualified_group = format!("{}.{domain}", group.as_str());
+            let loaded = ExternalKind::load(
+                dir,
+                &ext.path,
+                &qualified_group,
+                version.as_str(),
+                kind.as_str(),
+            )?;
+            let i = project.resources.iter().position(|r| {
+                r.external
+                    && r.group == group.as_str()
+                    && r.domain == domain
+                    && r.version == version.as_str()
+                    && r.kind == kind.as_str()
+            });
+            (Target::External(Box::new(loaded)), i)
+        }
+        (Some(i), None) => (Target::Own, Some(i)),
+        (None, None) => match builtin::is_builtin_group(group.as_str())
             .then(|| find_builtin(&group, &version, &kind))
             .transpose()?
             .flatten()
@@ -432,7 +482,8 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
                 (Target::Builtin(b), i)
             }
             None => bail!(
-                "no API found for {}/{}, Kind {}: run 'create api' first",
+                "no API found for {}/{}, Kind {}: run 'create api' first, or pass \
+                 --external-api-path for a kind of another project",
                 qualified(&group, &project.domain),
                 version.as_str(),
                 kind.as_str()
@@ -441,27 +492,33 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
     };
     let builtin = match &target {
         Target::Builtin(b) => Some(*b),
-        Target::Own => None,
+        Target::Own | Target::External(_) => None,
+    };
+    let external = match &target {
+        Target::External(e) => Some(e.as_ref()),
+        _ => None,
     };
     let entry = existing.map(|i| project.resources[i].clone());
 
-    if request.conversion && builtin.is_some() {
+    if request.conversion && !matches!(target, Target::Own) {
         return Err(InvalidInput::new(
             "--conversion",
             "true",
             format!(
-                "conversion webhooks convert between the versions of the project's own kinds; {}/{} {} is a built-in kind",
+                "conversion webhooks convert between the versions of the project's own kinds; {}/{} {} is {}",
                 group.as_str(),
                 version.as_str(),
-                kind.as_str()
+                kind.as_str(),
+                if external.is_some() { "another project's kind" } else { "a built-in kind" }
             ),
         )
         .into());
     }
 
-    let plural = match &builtin {
-        Some(b) => b.plural.to_string(),
-        None => entry
+    let plural = match (&builtin, external) {
+        (Some(b), _) => b.plural.to_string(),
+        (None, Some(e)) => e.crd.plural.clone(),
+        (None, None) => entry
             .as_ref()
             .and_then(|e| e.plural.clone())
             .unwrap_or_else(|| kind.default_plural()),
@@ -521,7 +578,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
             .into());
         }
     }
-    if project.multigroup && builtin.is_none() {
+    if project.multigroup && matches!(target, Target::Own) {
         check_group_module(&group)?;
     }
 
@@ -535,6 +592,15 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
         &plural,
         &builtin,
     );
+    if let (Some(e), Some(ext)) = (external, &external_request) {
+        external_context(&mut ctx, &group, &version, &kind, e, &ext.path);
+        ctx.insert(
+            "api_module",
+            &format!("crate::external::{}::{}", group.module(), version.as_str()),
+        );
+    }
+    ctx.insert("foreign", &!matches!(target, Target::Own));
+    ctx.insert("external", &external.is_some());
     shape.insert_context(&mut ctx);
     let webhook_dir: String = ctx
         .get("webhook_dir")
@@ -600,6 +666,10 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
             record_written(&mut plan, SPOKE_FILES, &spoke_ctx, multigroup)?;
         }
     }
+    if external.is_some() && entry.is_none() {
+        // A kind of another project that the project has no types for yet.
+        plan_external_types(&mut plan, &ctx)?;
+    }
     render_rows(&mut plan, SHARED_FILES, &ctx, multigroup)?;
     apply_inserts(&mut plan, SHARED_INSERTS, &ctx, multigroup)?;
     for block in DEFAULT_UNCOMMENTS {
@@ -661,6 +731,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
         &kind,
         &plural,
         &builtin,
+        external_request.as_ref(),
         &all_spokes,
         (defaulting_path, validation_path),
     );
@@ -1082,6 +1153,7 @@ fn update_project(
     kind: &Kind,
     plural: &str,
     builtin: &Option<BuiltinKind>,
+    external: Option<&ExternalRequest>,
     spokes: &[String],
     (defaulting_path, validation_path): (Option<String>, Option<String>),
 ) {
@@ -1092,14 +1164,21 @@ fn update_project(
             let entry = project.resources.last_mut().expect("just pushed");
             entry.kind = kind.as_str().to_string();
             entry.version = version.as_str().to_string();
-            match builtin {
-                Some(b) => {
+            match (builtin, external) {
+                (Some(b), _) => {
                     entry.core = true;
                     entry.group = b.short_group().to_string();
                     entry.domain = b.domain().to_string();
                     entry.path = b.rust_module().to_string();
                 }
-                None => {
+                (None, Some(e)) => {
+                    entry.external = true;
+                    entry.group = group.as_str().to_string();
+                    entry.domain = e.domain.clone().unwrap_or_else(|| project.domain.clone());
+                    entry.path = e.path.clone();
+                    entry.module = e.module.clone().unwrap_or_default();
+                }
+                (None, None) => {
                     entry.group = group.as_str().to_string();
                     entry.domain = project.domain.clone();
                     entry.plural = (plural != kind.default_plural()).then(|| plural.to_string());

@@ -20,7 +20,7 @@
 
 use {{ rust_type }};
 {%- endif %}
-{%- if not core and not deploy_image_kind %}
+{%- if not foreign and not deploy_image_kind %}
 
 /// The value [`{{ kind }}Defaulter`] gives `spec.foo` when it is not set.
 // TODO(user): an example; replace it with your own defaults.
@@ -53,7 +53,7 @@ impl Defaulter<{{ kind }}> for {{ kind }}Defaulter {
     ) -> Result<(), Denial> {
         // TODO(user): fill in your defaulting logic. Return `Err(Denial::new("why"))` to refuse
         // the request, though refusing is the validating webhook's job.
-{%- if core %}
+{%- if foreign %}
         tracing::debug!(name = ?{{ kind_snake }}.metadata.name, "defaulting");
 {%- elif deploy_image_kind %}
         // (`spec.size` needs no code: the CRD's schema defaults it to 1.)
@@ -69,7 +69,7 @@ impl Defaulter<{{ kind }}> for {{ kind }}Defaulter {
 
 #[cfg(test)]
 mod tests {
-{%- if core %}
+{%- if core and not external %}
     use kube::api::ObjectMeta;
 {%- endif %}
     use operator_rs_runtime::webhook::admission::testing::{UID, admit, patched, review};
@@ -79,7 +79,9 @@ mod tests {
 
     /// A {{ kind }} as a user might create it.
     fn sample() -> {{ kind }} {
-{%- if core %}
+{%- if external %}
+        serde_json::from_value({{ api_module }}::{{ kind_snake }}::example()).unwrap()
+{%- elif core %}
         {{ kind }} {
             metadata: ObjectMeta {
                 name: Some("sample".to_owned()),
@@ -94,7 +96,7 @@ mod tests {
         {{ kind }}::new("sample", Default::default())
 {%- endif %}
     }
-{%- if core or deploy_image_kind %}
+{%- if foreign or deploy_image_kind %}
 
     // TODO(user): once `apply_defaults` sets something, test it: check the result with
     // `patched(&object, &response)`, and that defaulting it again changes nothing more.

@@ -47,7 +47,7 @@ impl Validator<{{ kind }}> for {{ kind }}Validator {
     ) -> Result<Warnings, Denial> {
         // TODO(user): fill in your validation logic for creations. Return
         // `Err(Denial::new("spec.field: why"))` to refuse, warnings to allow with a message.
-{%- if core %}
+{%- if foreign %}
         tracing::debug!(name = ?{{ kind_snake }}.metadata.name, "validating a creation");
         Ok(Warnings::new())
 {%- elif deploy_image_kind %}
@@ -68,12 +68,12 @@ impl Validator<{{ kind }}> for {{ kind }}Validator {
 
     fn validate_update(
         &self,
-        {% if core %}_old{% else %}old{% endif %}: &{{ kind }},
+        {% if foreign %}_old{% else %}old{% endif %}: &{{ kind }},
         new: &{{ kind }},
         _request: &AdmissionRequest<{{ kind }}>,
     ) -> Result<Warnings, Denial> {
         // TODO(user): fill in your validation logic for updates.
-{%- if core %}
+{%- if foreign %}
         tracing::debug!(name = ?new.metadata.name, "validating an update");
 {%- elif deploy_image_kind %}
         tracing::debug!(name = ?old.metadata.name, from = old.spec.size, to = new.spec.size, "validating an update");
@@ -116,7 +116,7 @@ fn check_size({{ kind_snake }}: &{{ kind }}) -> Result<(), Denial> {
 
 #[cfg(test)]
 mod tests {
-{%- if core %}
+{%- if core and not external %}
     use kube::api::ObjectMeta;
 {%- endif %}
     use operator_rs_runtime::webhook::admission::testing::{UID, admit, review};
@@ -126,7 +126,9 @@ mod tests {
 
     /// A {{ kind }} as a user might create it.
     fn sample() -> {{ kind }} {
-{%- if core %}
+{%- if external %}
+        serde_json::from_value({{ api_module }}::{{ kind_snake }}::example()).unwrap()
+{%- elif core %}
         {{ kind }} {
             metadata: ObjectMeta {
                 name: Some("sample".to_owned()),
@@ -145,7 +147,7 @@ mod tests {
         object
 {%- endif %}
     }
-{%- if core %}
+{%- if foreign %}
 
     // TODO(user): once the validator refuses something, test it: `response.allowed` is false
     // and `response.result.message` holds the reason.
