@@ -7,6 +7,7 @@ use heck::ToKebabCase as _;
 use serde_yaml::Value;
 
 use super::types::{Enum, Field, Struct, Type, Types};
+use crate::names::{is_format_char, rust_str_literal as lit};
 
 /// What `#[kube(...)]` says about the kind.
 pub struct KindAttributes<'a> {
@@ -55,8 +56,11 @@ fn spec_struct(out: &mut String, s: &Struct, kind: &KindAttributes, has_status: 
     out.push_str("#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]\n");
     let _ = writeln!(
         out,
-        "#[kube(group = {:?}, version = {:?}, kind = {:?}, plural = {:?})]",
-        kind.group, kind.version, kind.kind, kind.plural
+        "#[kube(group = {}, version = {}, kind = {}, plural = {})]",
+        lit(kind.group),
+        lit(kind.version),
+        lit(kind.kind),
+        lit(kind.plural)
     );
     let mut more = Vec::new();
     if kind.namespaced {
@@ -110,7 +114,7 @@ fn struct_field(out: &mut String, field: &Field) {
         serde.push("skip_serializing_if = \"Option::is_none\"".to_string());
     }
     if field.rust.trim_start_matches("r#") != field.json {
-        serde.push(format!("rename = {:?}", field.json));
+        serde.push(format!("rename = {}", lit(&field.json)));
     }
     if !serde.is_empty() {
         let _ = writeln!(out, "    #[serde({})]", serde.join(", "));
@@ -145,21 +149,28 @@ fn enumeration(out: &mut String, e: &Enum) {
     let _ = writeln!(out, "pub enum {} {{", e.name);
     for (variant, value) in &e.variants {
         if variant != value {
-            let _ = writeln!(out, "    #[serde(rename = {value:?})]");
+            let _ = writeln!(out, "    #[serde(rename = {})]", lit(value));
         }
         let _ = writeln!(out, "    {variant},");
     }
     out.push_str("}\n");
 }
 
-/// The CRD's description as doc comment lines: its text as written, without control
-/// characters (a description is free text from another project).
+/// The CRD's description as doc comment lines: its text as written, without control and
+/// invisible characters (a description is free text from another project, and rustc refuses
+/// bidirectional controls in comments).
 fn doc_lines(out: &mut String, indent: &str, doc: Option<&str>) {
     let Some(doc) = doc else { return };
     for line in doc.lines() {
         let line: String = line
             .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
+            .map(|c| {
+                if c.is_control() || is_format_char(c) || matches!(c, '\u{2028}' | '\u{2029}') {
+                    ' '
+                } else {
+                    c
+                }
+            })
             .collect();
         let line = line.trim_end();
         if line.is_empty() {
@@ -180,7 +191,7 @@ pub fn example(schema: &Value, kind: &KindAttributes) -> String {
         "    \"apiVersion\": \"{}/{}\",",
         kind.group, kind.version
     );
-    let _ = writeln!(out, "    \"kind\": {:?},", kind.kind);
+    let _ = writeln!(out, "    \"kind\": {},", lit(kind.kind));
     let namespace = if kind.namespaced {
         ", \"namespace\": \"default\""
     } else {
@@ -218,7 +229,7 @@ fn value(schema: &Value, name: &str, depth: usize) -> String {
         }
         let lines: Vec<String> = entries
             .into_iter()
-            .map(|(key, value)| format!("{pad}{key:?}: {value}"))
+            .map(|(key, value)| format!("{pad}{}: {value}", lit(&key)))
             .collect();
         format!("{{\n{}\n{end}}}", lines.join(",\n"))
     };
@@ -243,11 +254,11 @@ fn value(schema: &Value, name: &str, depth: usize) -> String {
                 .and_then(Value::as_sequence)
                 .and_then(|e| e.first())
             {
-                return format!("{:?}", first.as_str().unwrap_or_default());
+                return lit(first.as_str().unwrap_or_default());
             }
             match schema.get("format").and_then(Value::as_str) {
                 Some("date-time") => "\"2025-01-01T00:00:00Z\"".into(),
-                _ => format!("{:?}", name.to_kebab_case()),
+                _ => lit(&name.to_kebab_case()),
             }
         }
         Some("array") => {
@@ -277,5 +288,47 @@ fn value(schema: &Value, name: &str, depth: usize) -> String {
                 object(vec![("key".into(), "\"value\"".into())])
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::external::types::analyze;
+
+    /// A schema from a hostile CRD: names and values that are not identifiers, quotes,
+    /// backslashes, invisible and bidirectional characters. The code must parse, and hold
+    /// nothing invisible.
+    #[test]
+    fn hostile_schemas_give_plain_rust() {
+        let schema: Value = serde_yaml::from_str(
+            "properties:
+  spec:
+    description: \"evil \\u202E text\\u0007 */ \\\"quoted\\\"\"
+    properties:
+      \"a\\\"b\": {type: string, enum: [\"x\\u202Ey\", \"\\\\\", \"\"]}
+      \"\\u200Bzero\": {type: object, additionalProperties: {type: integer}}
+      type: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true, properties: {self: {type: boolean}}}}
+",
+        )
+        .unwrap();
+        let types = analyze(&schema, "Thing").unwrap();
+        let kind = KindAttributes {
+            group: "example.io",
+            version: "v1",
+            kind: "Thing",
+            plural: "things",
+            namespaced: true,
+        };
+        let code = format!(
+            "{}{}\nfn example() -> serde_json::Value {{ serde_json::json!({}) }}",
+            imports(&types),
+            items(&types, &kind),
+            example(&schema, &kind)
+        );
+        assert!(code.is_ascii(), "{code}");
+        assert!(!code.chars().any(is_format_char));
+        syn::parse_file(&code).unwrap_or_else(|e| panic!("{e}\n{code}"));
+        assert!(code.contains("#[serde(flatten)]"), "{code}");
     }
 }

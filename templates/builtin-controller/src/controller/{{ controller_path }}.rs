@@ -21,12 +21,16 @@
 
 use std::sync::Arc;
 
-use {{ rust_type }};
-use kube::runtime::controller::Action;
+{% if core %}use {{ rust_type }};
+{% endif %}use kube::runtime::controller::Action;
 use kube::{Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
     Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, rule,
 };
+{%- if not core %}
+
+use {{ rust_type }};
+{%- endif %}
 
 /// The controller's name in logs and metrics, the `reportingController` of its Events, and its
 /// field manager name for server-side apply (the owner of the fields it writes, see `kubectl get
