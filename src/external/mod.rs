@@ -22,7 +22,8 @@ pub struct ExternalKind {
     pub imports: String,
     /// The types: `<Kind>Spec` (with `#[derive(CustomResource)]`), `<Kind>Status`, nested types.
     pub items: String,
-    /// A `serde_json::json!` body: the kind with every field set, for the round-trip test.
+    /// The kind with every field set, as JSON in a Rust raw string literal, for the round-trip
+    /// test.
     pub example: String,
 }
 

@@ -181,17 +181,15 @@ fn doc_lines(out: &mut String, indent: &str, doc: Option<&str>) {
     }
 }
 
-/// The body of a `serde_json::json!` call: an object of the kind with every field of `schema`
-/// set to a value the schema allows (the first value of an enum, the minimum of a number …).
+/// An object of the kind with every field of `schema` set to a value the schema allows (the
+/// first value of an enum, the minimum of a number …), as JSON in a Rust raw string literal.
+/// (`serde_json::json!` would hit the compiler's recursion limit on a large schema.)
 pub fn example(schema: &Value, kind: &KindAttributes) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{{");
-    let _ = writeln!(
-        out,
-        "    \"apiVersion\": \"{}/{}\",",
-        kind.group, kind.version
-    );
-    let _ = writeln!(out, "    \"kind\": {},", lit(kind.kind));
+    let api_version = format!("{}/{}", kind.group, kind.version);
+    let _ = writeln!(out, "    \"apiVersion\": {},", json_str(&api_version));
+    let _ = writeln!(out, "    \"kind\": {},", json_str(kind.kind));
     let namespace = if kind.namespaced {
         ", \"namespace\": \"default\""
     } else {
@@ -209,6 +207,38 @@ pub fn example(schema: &Value, kind: &KindAttributes) -> String {
         .collect();
     out.push_str(&parts.join(",\n"));
     out.push_str("\n}");
+    raw_string(&out)
+}
+
+/// `text` as a Rust raw string literal, with enough `#`s that no `"#…` inside ends it.
+fn raw_string(text: &str) -> String {
+    let mut longest = 0;
+    for (i, _) in text.match_indices('"') {
+        let run = text[i + 1..].chars().take_while(|&c| c == '#').count();
+        longest = longest.max(run);
+    }
+    let hashes = "#".repeat(longest + 1);
+    format!("r{hashes}\"{text}\"{hashes}")
+}
+
+/// `text` as a JSON string in plain ASCII: quotes, backslashes, and every character outside
+/// printable ASCII escaped.
+fn json_str(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    }
+    out.push('"');
     out
 }
 
@@ -229,7 +259,7 @@ fn value(schema: &Value, name: &str, depth: usize) -> String {
         }
         let lines: Vec<String> = entries
             .into_iter()
-            .map(|(key, value)| format!("{pad}{}: {value}", lit(&key)))
+            .map(|(key, value)| format!("{pad}{}: {value}", json_str(&key)))
             .collect();
         format!("{{\n{}\n{end}}}", lines.join(",\n"))
     };
@@ -254,11 +284,11 @@ fn value(schema: &Value, name: &str, depth: usize) -> String {
                 .and_then(Value::as_sequence)
                 .and_then(|e| e.first())
             {
-                return lit(first.as_str().unwrap_or_default());
+                return json_str(first.as_str().unwrap_or_default());
             }
             match schema.get("format").and_then(Value::as_str) {
                 Some("date-time") => "\"2025-01-01T00:00:00Z\"".into(),
-                _ => lit(&name.to_kebab_case()),
+                _ => json_str(&name.to_kebab_case()),
             }
         }
         Some("array") => {
@@ -321,7 +351,7 @@ mod tests {
             namespaced: true,
         };
         let code = format!(
-            "{}{}\nfn example() -> serde_json::Value {{ serde_json::json!({}) }}",
+            "{}{}\nconst EXAMPLE: &str = {};",
             imports(&types),
             items(&types, &kind),
             example(&schema, &kind)
@@ -330,5 +360,16 @@ mod tests {
         assert!(!code.chars().any(is_format_char));
         syn::parse_file(&code).unwrap_or_else(|e| panic!("{e}\n{code}"));
         assert!(code.contains("#[serde(flatten)]"), "{code}");
+        assert!(code.contains(r#""x\u202ey""#), "{code}");
+    }
+
+    #[test]
+    fn raw_strings_are_never_cut_short() {
+        assert_eq!(raw_string("{}"), "r#\"{}\"#");
+        assert_eq!(raw_string("{\"#a\": 1}"), "r##\"{\"#a\": 1}\"##");
+        assert_eq!(
+            json_str("a\"\\\u{e9}\u{1F600}"),
+            r#""a\"\\\u00e9\ud83d\ude00""#
+        );
     }
 }

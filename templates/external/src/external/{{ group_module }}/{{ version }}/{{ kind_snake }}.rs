@@ -15,8 +15,12 @@
 /// A {{ kind }} with every field of its schema set, for the tests.
 #[cfg(test)]
 pub(crate) fn example() -> serde_json::Value {
-    serde_json::json!({{ external_example }})
+    serde_json::from_str(EXAMPLE).expect("EXAMPLE is JSON")
 }
+
+/// The JSON of [`example`].
+#[cfg(test)]
+const EXAMPLE: &str = {{ external_example }};
 
 #[cfg(test)]
 mod tests {
