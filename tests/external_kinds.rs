@@ -61,7 +61,8 @@ fn external_kinds_get_types_a_controller_and_a_project_record() {
 
     let types = read(&dir, "src/external/cert_manager/v1/certificate.rs");
     for expected in [
-        "#[kube(namespaced, status = \"CertificateStatus\", schema = \"disabled\")]",
+        "status = \"CertificateStatus\"",
+        "schema = \"disabled\"",
         "pub struct CertificateSpec {",
         "pub issuer_ref: CertificateSpecIssuerRef,",
         "pub enum CertificateSpecPrivateKeyAlgorithm {",

@@ -71,6 +71,8 @@ fn spec_struct(out: &mut String, s: &Struct, kind: &KindAttributes, has_status: 
     }
     // The CRD is the other project's: no schema to derive, and none is rendered.
     more.push("schema = \"disabled\"".to_string());
+    // `<Kind>` compares like its spec and status (the webhooks' tests compare objects).
+    more.push("derive = \"PartialEq\"".to_string());
     let _ = writeln!(out, "#[kube({})]", more.join(", "));
     struct_body(out, s);
 }

@@ -37,6 +37,8 @@ pub fn run(args: &AlphaGenerateArgs, cwd: &Path) -> Result<()> {
         std::fs::write(&license_file, text)?;
     }
     let lines = replay::command_lines(&project, &license, &license_file);
+    // The CRD files of external kinds are read by the commands, from where PROJECT says.
+    replay::copy_input_files(&project, &input, &tree_dir)?;
     replay::run_all(
         &super::this_binary()?,
         &tree_dir,

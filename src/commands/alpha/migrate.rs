@@ -132,25 +132,13 @@ fn rust_project(go: &Project, from: &Path, report: &mut Vec<String>) -> Result<P
     };
     for r in &go.resources {
         let shown = format!("{} {}/{}", r.kind, r.group, r.version);
-        if r.unknown.get("external").and_then(Value::as_bool) == Some(true) {
+        if r.external {
             report.push(format!(
                 "{shown}: a type of another project ({}); add its controller or webhook with \
                  `operator-rs create api --external-api-path <its CRD file>` where available",
                 r.path
             ));
             continue;
-        }
-        let controllers: Vec<&str> = r
-            .unknown
-            .get("controllers")
-            .and_then(Value::as_sequence)
-            .map(|c| c.iter().filter_map(|c| c.get("name")?.as_str()).collect())
-            .unwrap_or_default();
-        if controllers.len() > 1 {
-            report.push(format!(
-                "{shown}: controllers {} beyond the first; operator-rs scaffolded one",
-                controllers[1..].join(", ")
-            ));
         }
         let api = r.api.as_ref().map(|a| {
             if a.unknown.get("ssa").and_then(Value::as_bool) == Some(true) {
@@ -166,7 +154,9 @@ fn rust_project(go: &Project, from: &Path, report: &mut Vec<String>) -> Result<P
         });
         project.resources.push(Resource {
             api,
-            controller: r.controller || !controllers.is_empty(),
+            // Named controllers (`--controller-name`) are replayed as such.
+            controller: r.controller,
+            controllers: r.controllers.clone(),
             core: r.core,
             group: r.group.clone(),
             kind: r.kind.clone(),

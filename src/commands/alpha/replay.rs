@@ -107,25 +107,90 @@ pub fn command_lines(
         License::None => init.flag("license", "none"),
     }
 
-    // Webhook-only resources (built-in kinds) are created by their `create webhook`: it runs in
-    // their place among the APIs, which keeps PROJECT's order of resources.
+    // Webhook-only resources (built-in and external kinds) are created by their `create
+    // webhook`: it runs in their place among the APIs, which keeps PROJECT's order of resources.
     let mut lines = vec![init];
     for r in &project.resources {
-        if r.api.is_none() && !r.controller {
+        if r.api.is_none() && !r.has_controller() {
             lines.extend(create_webhook(r));
         } else {
-            lines.push(create_api(project, r));
+            lines.extend(create_api(project, r));
         }
     }
     for r in &project.resources {
-        if r.api.is_some() || r.controller {
+        if r.api.is_some() || r.has_controller() {
             lines.extend(create_webhook(r));
         }
     }
     lines
 }
 
-fn create_api(project: &Project, r: &Resource) -> CommandLine {
+/// The files that the commands of `project` read from the project folder: the CRD files of its
+/// external kinds (`path`, relative to the folder), which the scaffold must have where PROJECT
+/// says they are.
+pub fn input_files(project: &Project) -> Vec<String> {
+    let mut files: Vec<String> = project
+        .resources
+        .iter()
+        .filter(|r| r.external && !Path::new(&r.path).is_absolute())
+        .map(|r| r.path.clone())
+        .collect();
+    files.dedup();
+    files
+}
+
+/// Copies the [`input_files`] of `project` from the project folder `from` to the folder `to`
+/// where its commands run.
+pub fn copy_input_files(project: &Project, from: &Path, to: &Path) -> Result<()> {
+    for file in input_files(project) {
+        let target = to.join(&file);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::copy(from.join(&file), &target).with_context(|| {
+            format!("copying {file}, the CRD file of an external kind in PROJECT")
+        })?;
+    }
+    Ok(())
+}
+
+/// The `create api` of a resource, then one per further named controller (kubebuilder's
+/// `--controller-name`), with the external kind's flags on each.
+fn create_api(project: &Project, r: &Resource) -> Vec<CommandLine> {
+    let names = r.controller_names();
+    // The kind's lower-cased name is its unnamed controller, as `create api` records it.
+    let named = |name: &String| (*name != r.kind.to_lowercase()).then(|| name.clone());
+    let mut first = first_create_api(project, r, names.first().and_then(named));
+    external_flags(&mut first, r);
+    first.flag("make", "false");
+    let mut lines = vec![first];
+    for name in names.iter().skip(1) {
+        let mut more = CommandLine::new(&["create", "api"]);
+        identify(&mut more, r);
+        more.flag("resource", "false");
+        more.flag("controller", "true");
+        more.flag("controller-name", name);
+        external_flags(&mut more, r);
+        more.flag("make", "false");
+        lines.push(more);
+    }
+    lines
+}
+
+/// `--external-api-path`, `--external-api-domain` and `--external-api-module` of an external kind.
+fn external_flags(line: &mut CommandLine, r: &Resource) {
+    if !r.external {
+        return;
+    }
+    line.flag("external-api-path", &r.path);
+    line.flag("external-api-domain", &r.domain);
+    if !r.module.is_empty() {
+        line.flag("external-api-module", &r.module);
+    }
+}
+
+/// The resource's own `create api` (its types, its first controller), without `--make`.
+fn first_create_api(project: &Project, r: &Resource, name: Option<String>) -> CommandLine {
     let mut api = CommandLine::new(&["create", "api"]);
     identify(&mut api, r);
     if let Some(a) = &r.api
@@ -134,7 +199,10 @@ fn create_api(project: &Project, r: &Resource) -> CommandLine {
         api.flag("namespaced", "false");
     }
     api.flag("resource", r.api.is_some().to_string());
-    api.flag("controller", r.controller.to_string());
+    api.flag("controller", r.has_controller().to_string());
+    if let Some(name) = name {
+        api.flag("controller-name", name);
+    }
     if let Some(image) = DeployImage::recorded(project, &r.group, &r.version, &r.kind) {
         api.flag("image", &image.image);
         if let Some(command) = &image.command_flag {
@@ -147,7 +215,6 @@ fn create_api(project: &Project, r: &Resource) -> CommandLine {
             api.flag("run-as-user", user.to_string());
         }
     }
-    api.flag("make", "false");
     api
 }
 
@@ -159,6 +226,7 @@ fn create_webhook(r: &Resource) -> Option<CommandLine> {
     }
     let mut webhook = CommandLine::new(&["create", "webhook"]);
     identify(&mut webhook, r);
+    external_flags(&mut webhook, r);
     if w.defaulting {
         webhook.flag("defaulting", "true");
     }
@@ -353,6 +421,59 @@ mod tests {
                 .0
                 .contains(&"--license-file=/tmp/x/boilerplate".to_string())
         );
+    }
+
+    /// Issue 14's records: named controllers, and external kinds with their CRD file.
+    #[test]
+    fn named_controllers_and_external_kinds() {
+        let mut p = project();
+        p.resources[0].controller = false;
+        p.resources[0].controllers = ["firstmate", "first-mate-backup"]
+            .map(|name| crate::project::NamedController {
+                name: name.into(),
+                ..Default::default()
+            })
+            .to_vec();
+        p.resources.push(Resource {
+            external: true,
+            controller: true,
+            group: "cert-manager".into(),
+            domain: "io".into(),
+            kind: "Issuer".into(),
+            version: "v1".into(),
+            path: "crds/issuers.yaml".into(),
+            module: "github.com/cert-manager/cert-manager@v1.21.1".into(),
+            webhooks: Some(Webhooks {
+                defaulting: true,
+                ..Webhooks::default()
+            }),
+            ..Resource::default()
+        });
+        let lines: Vec<String> = command_lines(&p, &License::None, Path::new("unused"))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let external = "--external-api-path=crds/issuers.yaml --external-api-domain=io \
+                        --external-api-module=github.com/cert-manager/cert-manager@v1.21.1";
+        for expected in [
+            "operator-rs create api --group=crew --version=v1 --kind=FirstMate --resource=true \
+             --controller=true --make=false"
+                .to_string(),
+            "operator-rs create api --group=crew --version=v1 --kind=FirstMate --resource=false \
+             --controller=true --controller-name=first-mate-backup --make=false"
+                .to_string(),
+            format!(
+                "operator-rs create api --group=cert-manager --version=v1 --kind=Issuer \
+                 --resource=false --controller=true {external} --make=false"
+            ),
+            format!(
+                "operator-rs create webhook --group=cert-manager --version=v1 --kind=Issuer \
+                 {external} --defaulting=true --make=false"
+            ),
+        ] {
+            assert!(lines.contains(&expected), "{expected}\nnot in {lines:#?}");
+        }
+        assert_eq!(input_files(&p), ["crds/issuers.yaml"]);
     }
 
     #[test]

@@ -74,6 +74,7 @@ pub fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
     let scaffold_with = |binary: &Path, side: &str| -> Result<BTreeMap<String, String>> {
         let root = scratch.path().join(side).join(&project.project_name);
         std::fs::create_dir_all(&root)?;
+        replay::copy_input_files(&project, dir, &root)?;
         replay::run_all(binary, &root, &lines, &license, false)?;
         tree::read(&root)
     };
