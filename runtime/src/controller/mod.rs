@@ -9,7 +9,10 @@
 
 mod runner;
 
-pub use runner::{Context, Runner, Scope, qualified_name};
+pub use runner::{
+    Context, LAST_APPLIED, Runner, Scope, hash_of, owned_changes, qualified_name, spec_changes,
+    strip_for_cache,
+};
 
 use std::hash::Hash;
 
@@ -275,6 +278,43 @@ pub fn conditions_to_apply(
     changed.then_some(conditions)
 }
 
+/// Whether `current` (an object as read from the API server or a cache) already has every field
+/// of `desired` (the object a controller would server-side apply) with the same value: then the
+/// apply would change nothing, and a controller can skip the request.
+///
+/// Maps compare key by key, ignoring keys that `current` has and `desired` does not (fields
+/// others own, defaults, status) and `null`s in `desired`; lists compare item by item and must
+/// have the same length; everything else must be equal. It errs on the side of applying: a value
+/// the API server normalizes (a quantity `1000m` stored as `1`) compares unequal, which costs
+/// one apply that changes nothing. It cannot see fields the controller applied before and leaves
+/// out now (the apply would remove them): apply at least once after changing what `desired`
+/// holds, e.g. when the image or the labels of a new version of the controller differ.
+pub fn is_applied(current: &impl serde::Serialize, desired: &impl serde::Serialize) -> bool {
+    match (serde_json::to_value(current), serde_json::to_value(desired)) {
+        (Ok(current), Ok(desired)) => contains(&current, &desired),
+        _ => false,
+    }
+}
+
+/// Whether `current` holds all of `desired`, as [`is_applied`] compares.
+fn contains(current: &serde_json::Value, desired: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (current, desired) {
+        (_, Value::Null) => true,
+        (Value::Object(current), Value::Object(desired)) => desired.iter().all(|(key, value)| {
+            value.is_null() || current.get(key).is_some_and(|held| contains(held, value))
+        }),
+        (Value::Array(current), Value::Array(desired)) => {
+            current.len() == desired.len()
+                && current
+                    .iter()
+                    .zip(desired)
+                    .all(|(held, value)| contains(held, value))
+        }
+        _ => current == desired,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -285,6 +325,33 @@ mod tests {
     use kube::runtime::{reflector, watcher};
 
     use super::*;
+
+    #[test]
+    fn applied_objects_hold_every_desired_field() {
+        let desired = serde_json::json!({
+            "metadata": { "name": "a", "labels": { "app": "x" } },
+            "spec": { "replicas": 2, "containers": [{ "name": "c", "image": "i" }], "unset": null },
+        });
+        let mut current = desired.clone();
+        current["metadata"]["labels"]["other"] = "y".into();
+        current["metadata"]["resourceVersion"] = "7".into();
+        current["spec"]["containers"][0]["imagePullPolicy"] = "Always".into();
+        current["status"] = serde_json::json!({ "availableReplicas": 2 });
+        assert!(is_applied(&current, &desired));
+
+        let mut scaled = current.clone();
+        scaled["spec"]["replicas"] = 1.into();
+        assert!(!is_applied(&scaled, &desired));
+        let mut relabelled = current.clone();
+        relabelled["metadata"]["labels"]["app"] = "z".into();
+        assert!(!is_applied(&relabelled, &desired));
+        let mut sidecar = current.clone();
+        sidecar["spec"]["containers"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({ "name": "s" }));
+        assert!(!is_applied(&sidecar, &desired));
+    }
 
     /// A `Shared` whose client fails every request: these tests never reach an API server.
     fn shared() -> Shared {

@@ -1,18 +1,20 @@
 //! [`Runner`]: builds and runs the kube-runtime controllers of one kind, so that a controller file
 //! holds only its `reconcile` function, its RBAC rules and its tests.
 
+use std::collections::HashMap;
 use std::fmt::Debug;
-use std::hash::Hash;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use futures::StreamExt as _;
+use futures::{Stream, StreamExt as _, future};
 use kube::api::{Patch, PatchParams};
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{PredicateConfig, WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -183,6 +185,115 @@ impl Scope for ClusterResourceScope {
     }
 }
 
+/// The annotation in which `kubectl apply` keeps the object it last applied: a second copy of the
+/// object that no controller reads.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Decides which changes of an object trigger a reconciliation: a hash of what matters, or `None`
+/// for "always". An object whose hash did not change since the last one seen triggers nothing.
+type Change<K> = Arc<dyn Fn(&K) -> Option<u64> + Send + Sync>;
+
+/// A hash of `value`, for the change predicates of [`Runner::reconcile_on`] and [`Runner::owns_on`].
+pub fn hash_of<T: Hash + ?Sized>(value: &T) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The [`Runner`]'s default for the reconciled kind: what a controller must act on, and nothing
+/// it causes itself. A hash of the `generation` (the API server bumps it on every change of the
+/// spec, never on status or metadata), the finalizers (the reconciliation after the controller
+/// adds its own) and whether a `deletionTimestamp` is set (deletion starts the clean-up). Status
+/// writes, label or annotation edits and resyncs of the watch reconcile nothing.
+///
+/// Kinds without a `generation` (ConfigMaps, Secrets …) get `None`: every change reconciles.
+pub fn spec_changes<K: Resource>(object: &K) -> Option<u64> {
+    let meta = object.meta();
+    let generation = meta.generation?;
+    Some(hash_of(&(
+        generation,
+        &meta.finalizers,
+        meta.deletion_timestamp.is_some(),
+    )))
+}
+
+/// The [`Runner`]'s default for owned kinds ([`Runner::owns`]): a hash of the `generation` (the
+/// spec the owner applies), the labels (which the owner applies too) and the whole `status`
+/// (what the owner may read). Changes of other metadata (managed fields, annotations, the
+/// resource version alone) reconcile nothing. A deleted child always reconciles its owner.
+///
+/// Kinds without a `generation` get `None`: every change reconciles.
+pub fn owned_changes<K: Resource + Serialize>(object: &K) -> Option<u64> {
+    let meta = object.meta();
+    let generation = meta.generation?;
+    let status = serde_json::to_value(object)
+        .ok()
+        .and_then(|value| value.get("status").map(Value::to_string));
+    Some(hash_of(&(generation, &meta.labels, status)))
+}
+
+/// What the caches keep of an object: everything but `managedFields` and the `kubectl apply`
+/// annotation ([`LAST_APPLIED`]), which no controller reads and which often take more room than
+/// the object itself.
+pub fn strip_for_cache<K: Resource>(object: &mut K) {
+    let meta = object.meta_mut();
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+    }
+}
+
+/// The objects of a watch whose `change` hash differs from the last one seen of the same object
+/// (by uid), and every deleted object: the triggers of an owned kind. A relist of the watch
+/// starts over with the objects it lists, so objects deleted meanwhile are forgotten.
+fn changed_objects<K>(
+    events: impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + 'static,
+    change: impl Fn(&K) -> Option<u64> + Send + 'static,
+) -> impl Stream<Item = watcher::Result<K>> + Send + 'static
+where
+    K: Resource + Send + 'static,
+{
+    // The hash last seen of each object, by uid; while the watch relists, also those of the
+    // objects listed so far, which replace them when the list is complete.
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    let mut relisted: Option<HashMap<String, u64>> = None;
+    events.filter_map(move |event| {
+        let uid = |object: &K| object.meta().uid.clone().unwrap_or_default();
+        let triggered = match event {
+            Err(error) => Some(Err(error)),
+            Ok(watcher::Event::Init) => {
+                relisted = Some(HashMap::new());
+                None
+            }
+            Ok(watcher::Event::InitDone) => {
+                if let Some(listed) = relisted.take() {
+                    seen = listed;
+                }
+                None
+            }
+            Ok(watcher::Event::InitApply(object) | watcher::Event::Apply(object)) => {
+                match change(&object) {
+                    None => Some(Ok(object)),
+                    Some(hash) => {
+                        let uid = uid(&object);
+                        let unchanged = seen.get(&uid) == Some(&hash);
+                        if let Some(listed) = relisted.as_mut() {
+                            listed.insert(uid.clone(), hash);
+                        }
+                        seen.insert(uid, hash);
+                        (!unchanged).then_some(Ok(object))
+                    }
+                }
+            }
+            Ok(watcher::Event::Delete(object)) => {
+                seen.remove(&uid(&object));
+                Some(Ok(object))
+            }
+        };
+        future::ready(triggered)
+    })
+}
+
 /// Adds a watch to the controller of one namespace (`None`: every namespace).
 type AddWatch<K> = Box<dyn Fn(Controller<K>, &Client, Option<&str>) -> Controller<K> + Send>;
 
@@ -219,6 +330,14 @@ type AddWatch<K> = Box<dyn Fn(Controller<K>, &Client, Option<&str>) -> Controlle
 ///   per-object delay that doubles from 5 ms up to 1000 s and is reset by a success
 ///   (controller-runtime's default rate limiter); see [`Backoff`];
 /// - `/readyz` reports not ready until every cache has synced;
+/// - reconciliations only on changes that matter: for `K`, a new spec (`generation`), new
+///   finalizers or the start of the deletion ([`spec_changes`], or [`Runner::reconcile_on`]),
+///   never the controller's own status writes; for owned kinds, a new spec, new labels, a new
+///   status or a deletion ([`owned_changes`], or [`Runner::owns_on`]). Every write to an object
+///   or a child comes back as a watch event: unfiltered, each costs a reconciliation that finds
+///   nothing to do. The spec's generation still catches drift (a child scaled by hand) at once;
+///   periodic requeues catch the rest;
+/// - caches without `managedFields` and the `kubectl apply` annotation ([`strip_for_cache`]);
 /// - on shutdown, reconciles in flight finish before the process exits.
 pub struct Runner<'a, K>
 where
@@ -228,6 +347,7 @@ where
     name: &'static str,
     shared: &'a Shared,
     watcher_config: watcher::Config,
+    reconcile_on: Change<K>,
     watches: Vec<AddWatch<K>>,
     max_concurrent_reconciles: Option<u16>,
 }
@@ -245,6 +365,7 @@ where
             name,
             shared,
             watcher_config: watcher::Config::default(),
+            reconcile_on: Arc::new(spec_changes::<K>),
             watches: Vec::new(),
             max_concurrent_reconciles: None,
         }
@@ -265,13 +386,53 @@ where
         self
     }
 
-    /// Reconciles the owner of a `Child` whenever the child changes: the object in the child's
-    /// controller owner reference. Give the objects `reconcile` creates such a reference
-    /// (`object.controller_owner_ref(&())`) and they are also garbage-collected with it.
+    /// Reconciles an object of `K` only on the changes for which `change` returns a new hash (or
+    /// `None`: on every change), instead of [`spec_changes`] (the spec, the finalizers, the
+    /// deletion). For instance `|object: &K| Some(hash_of(&(object.meta().generation,
+    /// object.labels())))` also reconciles on label changes. The first sight of every object
+    /// reconciles it, whatever `change` says.
+    pub fn reconcile_on(
+        mut self,
+        change: impl Fn(&K) -> Option<u64> + Send + Sync + 'static,
+    ) -> Self {
+        self.reconcile_on = Arc::new(change);
+        self
+    }
+
+    /// Reconciles the owner of a `Child` whenever the child changes in a way that
+    /// [`owned_changes`] sees (its spec, its labels or its status) or is deleted: the object in
+    /// the child's controller owner reference. Give the objects `reconcile` creates such a
+    /// reference (`object.controller_owner_ref(&())`) and they are also garbage-collected with it.
     ///
-    /// `config` narrows the watch (and the cache) to the children that matter, e.g.
+    /// `config` narrows the watch to the children that matter, e.g.
     /// `watcher::Config::default().labels("app.kubernetes.io/managed-by=my-controller")`.
-    pub fn owns<Child>(mut self, config: watcher::Config) -> Self
+    pub fn owns<Child>(self, config: watcher::Config) -> Self
+    where
+        Child: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Serialize
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+        Child::Scope: Scope,
+    {
+        self.owns_on(config, owned_changes::<Child>)
+    }
+
+    /// [`Runner::owns`], reconciling the owner only when `change` returns a new hash for a child
+    /// (or `None`: on every change), and whenever a child is deleted. Hash what `reconcile`
+    /// reads of the child, and what it applies: the `generation` stands for the whole spec, so
+    /// a child edited by hand (`kubectl scale`) is still put back at once. For a Deployment
+    /// whose owner reads only its available replicas:
+    /// `|d: &Deployment| Some(hash_of(&(d.metadata.generation, d.labels(),
+    /// d.status.as_ref().map(|s| s.available_replicas))))`.
+    pub fn owns_on<Child>(
+        mut self,
+        config: watcher::Config,
+        change: impl Fn(&Child) -> Option<u64> + Clone + Send + Sync + 'static,
+    ) -> Self
     where
         Child:
             Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
@@ -280,7 +441,10 @@ where
         self.watches
             .push(Box::new(move |controller, client, namespace| {
                 let api = <Child::Scope as Scope>::api_in::<Child>(client, namespace);
-                controller.owns(api, config.clone())
+                let events = watcher(api, config.clone())
+                    .default_backoff()
+                    .modify(strip_for_cache::<Child>);
+                controller.owns_stream(changed_objects(events, change.clone()))
             }));
         self
     }
@@ -323,6 +487,7 @@ where
             name,
             shared,
             watcher_config,
+            reconcile_on,
             watches,
             max_concurrent_reconciles,
         } = self;
@@ -341,7 +506,19 @@ where
                     Some(namespace) => format!("{name}/{namespace}"),
                     None => name.to_owned(),
                 };
-                let mut controller = Controller::new(api, watcher_config.clone());
+                // Kube's `Controller::new`, but with a leaner cache and fewer triggers: objects
+                // are cached without what no controller reads, and only changes that
+                // `reconcile_on` sees reconcile (by default not the controller's own status
+                // writes).
+                let (reader, writer) = reflector::store();
+                let change = Arc::clone(&reconcile_on);
+                let triggers = watcher(api, watcher_config.clone())
+                    .default_backoff()
+                    .modify(strip_for_cache::<K>)
+                    .reflect(writer)
+                    .applied_objects()
+                    .predicate_filter(move |object: &K| change(object), PredicateConfig::default());
+                let mut controller = Controller::for_stream(triggers, reader);
                 for add_watch in &watches {
                     controller = add_watch(controller, &shared.client, namespace.as_deref());
                 }
