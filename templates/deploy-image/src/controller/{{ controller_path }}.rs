@@ -36,7 +36,7 @@ use kube::runtime::watcher;
 use kube::{Api, Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
     Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, condition,
-    conditions_to_apply, rule,
+    conditions_to_apply, hash_of, is_applied, rule,
 };
 use serde_json::json;
 
@@ -98,9 +98,19 @@ fn setup(shared: &Shared) -> ControllerFuture {
     // Only the Deployments of this controller: a smaller cache than all Deployments.
     let managed = format!("app.kubernetes.io/managed-by={MANAGED_BY}");
     Runner::<{{ kind }}>::new(CONTROLLER_NAME, shared)
-        // A change of a Deployment reconciles the {{ kind }} in its controller owner reference:
-        // a Deployment scaled or deleted by hand is put back right away.
-        .owns::<Deployment>(watcher::Config::default().labels(&managed))
+        // A change of a Deployment reconciles the {{ kind }} in its controller owner reference,
+        // but only a change of what `reconcile` reads or applies: its spec (the generation), its
+        // labels and its available replicas. A Deployment scaled, edited or deleted by hand is
+        // put back right away; the Deployment controller's other status updates reconcile
+        // nothing.
+        .owns_on::<Deployment>(watcher::Config::default().labels(&managed), |deployment| {
+            let available = deployment.status.as_ref().and_then(|s| s.available_replicas);
+            Some(hash_of(&(
+                deployment.metadata.generation,
+                &deployment.metadata.labels,
+                available,
+            )))
+        })
         .run(reconcile, image)
 }
 
@@ -211,7 +221,8 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
     let name = object.name_any();
     let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), &namespace);
 
-    // What is there now, to tell users what changed (the apply below works either way).
+    // What is there now: to skip the apply when the Deployment is already as desired, and to
+    // tell users what changed.
     let current = deployments
         .get_opt(&name)
         .await
@@ -223,31 +234,37 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
 
     // Server-side apply of the whole Deployment this {{ kind }} asks for: it creates a missing
     // Deployment, and `force` takes back fields that someone else changed (`kubectl scale`
-    // sets `replicas`), so drift is corrected. An unchanged Deployment is not written at all.
+    // sets `replicas`), so drift is corrected. A Deployment that already has every field of
+    // the desired one is not written at all (`is_applied`): no request, no new version.
     // The image is the controller's state, read in `setup`.
     let desired = deployment(object, &ctx.state);
-    let params = PatchParams::apply(CONTROLLER_NAME).force();
-    let applied = match deployments
-        .patch(&name, &params, &Patch::Apply(&desired))
-        .await
-    {
-        Ok(applied) => applied,
-        Err(source) => {
-            let error = Error::ApplyDeployment {
-                namespace: namespace.clone(),
-                name: name.clone(),
-                source,
-            };
-            // Tell the user in the status, then fail so that the controller retries.
-            let degraded = condition(
-                DEGRADED,
-                true,
-                DEPLOYMENT_FAILED,
-                format!("{error}: {}", error_source(&error)),
-                object.meta().generation,
-            );
-            update_status(object, ctx, vec![degraded]).await?;
-            return Err(error);
+    let applied = match &current {
+        Some(current) if is_applied(current, &desired) => current.clone(),
+        _ => {
+            let params = PatchParams::apply(CONTROLLER_NAME).force();
+            match deployments
+                .patch(&name, &params, &Patch::Apply(&desired))
+                .await
+            {
+                Ok(applied) => applied,
+                Err(source) => {
+                    let error = Error::ApplyDeployment {
+                        namespace: namespace.clone(),
+                        name: name.clone(),
+                        source,
+                    };
+                    // Tell the user in the status, then fail so that the controller retries.
+                    let degraded = condition(
+                        DEGRADED,
+                        true,
+                        DEPLOYMENT_FAILED,
+                        format!("{error}: {}", error_source(&error)),
+                        object.meta().generation,
+                    );
+                    update_status(object, ctx, vec![degraded]).await?;
+                    return Err(error);
+                }
+            }
         }
     };
 
@@ -657,15 +674,15 @@ mod tests {
     }
 
     /// Once all pods are available, Available turns True; the next reconciliation, of the
-    /// {{ kind }} with that status, applies the Deployment again but has nothing to report.
+    /// {{ kind }} with that status, writes nothing at all.
     #[tokio::test]
     async fn available_when_all_replicas_are() {
         let (result, status) = reconcile_with(
             |client| run({{ kind_snake }}(2, true), client),
             |mut api_server| async move {
                 let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
+                // Already as desired: not applied again.
                 get.ok(&existing_deployment(2, 2));
-                expect_apply(&mut api_server, 2, &existing_deployment(2, 2)).await;
                 let conditions = expect_status(&mut api_server).await;
                 assert_eq!(conditions[AVAILABLE]["status"], "True");
                 assert_eq!(conditions[AVAILABLE]["reason"], REPLICAS_AVAILABLE);
@@ -684,7 +701,6 @@ mod tests {
             |mut api_server| async move {
                 let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
                 get.ok(&existing_deployment(2, 2));
-                expect_apply(&mut api_server, 2, &existing_deployment(2, 2)).await;
                 api_server.expect_no_more_requests().await;
             },
         )
