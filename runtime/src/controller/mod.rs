@@ -7,8 +7,11 @@
 //! takes care of namespaces, metrics, retries, readiness and shutdown, so that the controller's
 //! file holds only its `reconcile` function, its RBAC rules and its tests.
 
+pub mod finalizer;
+pub mod recovery;
 mod runner;
 
+pub use finalizer::finalizer;
 pub use runner::{
     Context, LAST_APPLIED, Runner, Scope, hash_of, owned_changes, qualified_name, spec_changes,
     strip_for_cache,

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::{Stream, StreamExt as _, future};
 use kube::api::{Patch, PatchParams};
@@ -12,12 +13,15 @@ use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::utils::{Backoff as StreamBackoff, ResetTimerBackoff};
+use kube::runtime::watcher::ExponentialBackoff;
 use kube::runtime::{PredicateConfig, WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::recovery::{Recovery, is_unreachable};
 use super::{ControllerFuture, Shared, log_result};
 use crate::manager::backoff::Backoff;
 use crate::manager::namespaces::{WatchNamespaces, join_controllers};
@@ -202,19 +206,18 @@ pub fn hash_of<T: Hash + ?Sized>(value: &T) -> u64 {
 
 /// The [`Runner`]'s default for the reconciled kind: what a controller must act on, and nothing
 /// it causes itself. A hash of the `generation` (the API server bumps it on every change of the
-/// spec, never on status or metadata), the finalizers (the reconciliation after the controller
-/// adds its own) and whether a `deletionTimestamp` is set (deletion starts the clean-up). Status
-/// writes, label or annotation edits and resyncs of the watch reconcile nothing.
+/// spec, never on status or metadata) and whether a `deletionTimestamp` is set (deletion starts
+/// the clean-up). The controller's own writes (status, its finalizer: see
+/// [`finalizer`](super::finalizer::finalizer)), label or annotation edits and relists of the
+/// watch reconcile nothing; the periodic requeue of `reconcile` catches what someone else
+/// changed there (a finalizer removed by hand), as controller-runtime's
+/// `GenerationChangedPredicate` leaves it to the resync.
 ///
 /// Kinds without a `generation` (ConfigMaps, Secrets …) get `None`: every change reconciles.
 pub fn spec_changes<K: Resource>(object: &K) -> Option<u64> {
     let meta = object.meta();
     let generation = meta.generation?;
-    Some(hash_of(&(
-        generation,
-        &meta.finalizers,
-        meta.deletion_timestamp.is_some(),
-    )))
+    Some(hash_of(&(generation, meta.deletion_timestamp.is_some())))
 }
 
 /// The [`Runner`]'s default for owned kinds ([`Runner::owns`]): a hash of the `generation` (the
@@ -243,9 +246,14 @@ pub fn strip_for_cache<K: Resource>(object: &mut K) {
     }
 }
 
-/// The objects of a watch whose `change` hash differs from the last one seen of the same object
-/// (by uid), and every deleted object: the triggers of an owned kind. A relist of the watch
-/// starts over with the objects it lists, so objects deleted meanwhile are forgotten.
+/// The objects of a watch whose `change` hash differs from the one last seen of the same object
+/// (by uid), and every deleted object: the triggers of an owned kind.
+///
+/// The first sight of a child triggers nothing: at startup every owner is reconciled anyway,
+/// and later a new child is almost always the controller's own creation, whose watch event
+/// would cost a reconciliation that finds nothing to do. A relist of the watch (after a `410
+/// Gone` or an outage) compares with the hashes seen before it, so a child changed while the
+/// watch was down still reconciles its owner, and objects deleted meanwhile are forgotten.
 fn changed_objects<K>(
     events: impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + 'static,
     change: impl Fn(&K) -> Option<u64> + Send + 'static,
@@ -276,12 +284,12 @@ where
                     None => Some(Ok(object)),
                     Some(hash) => {
                         let uid = uid(&object);
-                        let unchanged = seen.get(&uid) == Some(&hash);
+                        let changed = seen.get(&uid).is_some_and(|&last| last != hash);
                         if let Some(listed) = relisted.as_mut() {
                             listed.insert(uid.clone(), hash);
                         }
                         seen.insert(uid, hash);
-                        (!unchanged).then_some(Ok(object))
+                        changed.then_some(Ok(object))
                     }
                 }
             }
@@ -292,6 +300,43 @@ where
         };
         future::ready(triggered)
     })
+}
+
+/// The longest wait between two tries of a watch that fails (kube's and client-go's: 30 s): a
+/// try against an API server that is away costs a refused connection, and after an outage the
+/// watches of owned objects bring the changes that finish the backlog.
+pub const WATCH_MAX_DELAY: Duration = Duration::from_secs(5);
+
+/// The backoff of every watch of the [`Runner`]: kube's default (client-go's reflector's: 800 ms
+/// doubling, with jitter, starting over after 2 minutes without errors), but at most
+/// [`WATCH_MAX_DELAY`] between tries, so that after an outage the watches resume within 5 s of
+/// the API server's return rather than 30.
+fn watch_backoff() -> ResetTimerBackoff<ExponentialBackoff> {
+    let exponential = backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(800))
+        .with_max_delay(WATCH_MAX_DELAY)
+        .with_factor(2.0)
+        .with_jitter()
+        .without_max_times();
+    ResetTimerBackoff::new(exponential.into(), Duration::from_secs(120))
+}
+
+/// The `trigger_backoff` of every controller: none, since each watch backs off on its own
+/// ([`watch_backoff`]). Kube's default pauses all the triggers of a controller, up to 30 s, after
+/// an error of any of them: after an outage, the watches that are back and the requeues of
+/// [`Recovery`] would wait for it.
+struct WatchesBackOff;
+
+impl Iterator for WatchesBackOff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        Some(Duration::ZERO)
+    }
+}
+
+impl StreamBackoff for WatchesBackOff {
+    fn reset(&mut self) {}
 }
 
 /// Adds a watch to the controller of one namespace (`None`: every namespace).
@@ -328,12 +373,15 @@ type AddWatch<K> = Box<dyn Fn(Controller<K>, &Client, Option<&str>) -> Controlle
 /// - controller-runtime's reconcile metrics, under the controller's name;
 /// - after a failed reconcile: a warning with the error and its causes, and a retry after a
 ///   per-object delay that doubles from 5 ms up to 1000 s and is reset by a success
-///   (controller-runtime's default rate limiter); see [`Backoff`];
+///   (controller-runtime's default rate limiter); see [`Backoff`]. Failures for want of an API
+///   server are retried at once, with a fresh backoff, when it is back (see
+///   [`Recovery`](super::recovery::Recovery)), not after the delays the outage built up;
 /// - `/readyz` reports not ready until every cache has synced;
-/// - reconciliations only on changes that matter: for `K`, a new spec (`generation`), new
-///   finalizers or the start of the deletion ([`spec_changes`], or [`Runner::reconcile_on`]),
-///   never the controller's own status writes; for owned kinds, a new spec, new labels, a new
-///   status or a deletion ([`owned_changes`], or [`Runner::owns_on`]). Every write to an object
+/// - reconciliations only on changes that matter: for `K`, a new spec (`generation`) or the
+///   start of the deletion ([`spec_changes`], or [`Runner::reconcile_on`]), never the
+///   controller's own status or finalizer writes; for owned kinds, a change of their spec,
+///   labels or status (not their creation) or a deletion ([`owned_changes`], or
+///   [`Runner::owns_on`]). Every write to an object
 ///   or a child comes back as a watch event: unfiltered, each costs a reconciliation that finds
 ///   nothing to do. The spec's generation still catches drift (a child scaled by hand) at once;
 ///   periodic requeues catch the rest;
@@ -387,7 +435,7 @@ where
     }
 
     /// Reconciles an object of `K` only on the changes for which `change` returns a new hash (or
-    /// `None`: on every change), instead of [`spec_changes`] (the spec, the finalizers, the
+    /// `None`: on every change), instead of [`spec_changes`] (the spec, the
     /// deletion). For instance `|object: &K| Some(hash_of(&(object.meta().generation,
     /// object.labels())))` also reconciles on label changes. The first sight of every object
     /// reconciles it, whatever `change` says.
@@ -442,7 +490,7 @@ where
             .push(Box::new(move |controller, client, namespace| {
                 let api = <Child::Scope as Scope>::api_in::<Child>(client, namespace);
                 let events = watcher(api, config.clone())
-                    .default_backoff()
+                    .backoff(watch_backoff())
                     .modify(strip_for_cache::<Child>);
                 controller.owns_stream(changed_objects(events, change.clone()))
             }));
@@ -512,13 +560,18 @@ where
                 // writes).
                 let (reader, writer) = reflector::store();
                 let change = Arc::clone(&reconcile_on);
+                // Failures for want of an API server are retried together as soon as it is
+                // back (see `Recovery`).
+                let recovery = Recovery::<K>::default();
                 let triggers = watcher(api, watcher_config.clone())
-                    .default_backoff()
+                    .backoff(watch_backoff())
                     .modify(strip_for_cache::<K>)
                     .reflect(writer)
                     .applied_objects()
                     .predicate_filter(move |object: &K| change(object), PredicateConfig::default());
-                let mut controller = Controller::for_stream(triggers, reader);
+                let mut controller = Controller::for_stream(triggers, reader)
+                    .reconcile_on(recovery.requeues(shared.client.clone(), backoff.clone()))
+                    .trigger_backoff(WatchesBackOff);
                 for add_watch in &watches {
                     controller = add_watch(controller, &shared.client, namespace.as_deref());
                 }
@@ -527,22 +580,29 @@ where
                     .graceful_shutdown_on(shared.shutdown.clone().cancelled_owned());
                 let store = controller.store();
 
-                let (reconcile, metrics, on_success) =
-                    (reconcile.clone(), metrics.clone(), backoff.clone());
+                let (reconcile, metrics, on_success, succeeded) = (
+                    reconcile.clone(),
+                    metrics.clone(),
+                    backoff.clone(),
+                    recovery.clone(),
+                );
                 let measured = move |object: Arc<K>, ctx: Arc<Context<S>>| {
-                    let (metrics, backoff) = (metrics.clone(), on_success.clone());
+                    let (metrics, backoff, recovery) =
+                        (metrics.clone(), on_success.clone(), succeeded.clone());
                     let reconciled = reconcile(Arc::clone(&object), ctx);
                     async move {
                         let result = metrics.measure(reconciled).await;
                         if result.is_ok() {
-                            backoff.on_success(&ObjectRef::from_obj(object.as_ref()));
+                            let object = ObjectRef::from_obj(object.as_ref());
+                            backoff.on_success(&object);
+                            recovery.reconciled(&object);
                         }
                         result
                     }
                 };
-                let on_error = backoff.clone();
+                let (on_error, failed) = (backoff.clone(), recovery.clone());
                 let error_policy = move |object: Arc<K>, error: &E, _: Arc<Context<S>>| {
-                    retry_after_error(name, &on_error, object.as_ref(), error)
+                    retry_after_error(name, &on_error, &failed, object.as_ref(), error)
                 };
                 let main_loop = controller
                     .run(measured, error_policy, Arc::clone(&context))
@@ -555,8 +615,15 @@ where
 }
 
 /// The error policy of every controller: logs the error with its causes, and retries the object
-/// after its backoff delay.
-fn retry_after_error<K, E>(name: &str, backoff: &Backoff<K>, object: &K, error: &E) -> Action
+/// after its backoff delay, or as soon as the API server is back when it could not be reached
+/// (see [`Recovery`]).
+fn retry_after_error<K, E>(
+    name: &str,
+    backoff: &Backoff<K>,
+    recovery: &Recovery<K>,
+    object: &K,
+    error: &E,
+) -> Action
 where
     K: Resource,
     K::DynamicType: Default + Eq + Hash + Clone,
@@ -564,6 +631,9 @@ where
 {
     let object = ObjectRef::from_obj(object);
     let delay = backoff.on_error(&object);
+    if is_unreachable(error) {
+        recovery.unreachable(object.clone());
+    }
     tracing::warn!(
         controller = name,
         %object,
@@ -595,10 +665,11 @@ mod tests {
 
     #[test]
     fn failures_back_off_per_object_until_a_success() {
-        let backoff = Backoff::<ConfigMap>::default();
+        let (backoff, recovery) = (Backoff::<ConfigMap>::default(), Recovery::default());
         let error = std::io::Error::other("boom");
         let (a, b) = (config_map("a"), config_map("b"));
-        let delay = |object: &ConfigMap| retry_after_error("test", &backoff, object, &error);
+        let delay =
+            |object: &ConfigMap| retry_after_error("test", &backoff, &recovery, object, &error);
         assert_eq!(delay(&a), Action::requeue(Duration::from_millis(5)));
         assert_eq!(delay(&a), Action::requeue(Duration::from_millis(10)));
         assert_eq!(delay(&b), Action::requeue(Duration::from_millis(5)));

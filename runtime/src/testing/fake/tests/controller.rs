@@ -1,9 +1,12 @@
 //! A controller like the deploy-image plugin's, run by the runtime's `Runner` against the fake
 //! API server until its objects converge: a finalizer, a Deployment applied with a controller
 //! owner reference and watched by label, status conditions applied to the status subresource,
-//! Events; then scaling by hand, a new spec, an outage with a `410` re-list, and deletion.
+//! Events; then scaling by hand, a new spec, an outage with a `410` re-list, and deletion. And
+//! what it costs: the reconciliations and writes of a cold backlog, none for what changes
+//! nothing, and how soon a backlog converges after an outage.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -11,14 +14,14 @@ use k8s_openapi::api::events::v1::Event as K8sEvent;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, ResourceExt};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
-use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::watcher;
 use kube::{Client, CustomResourceExt as _, Resource as _};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::controller::{Context, Runner, Shared, condition, conditions_to_apply};
+use crate::controller::finalizer::{self, finalizer};
+use crate::controller::{Context, Runner, Shared, condition, conditions_to_apply, is_applied};
 use crate::manager::health::Readiness;
 use crate::manager::metrics::Metrics;
 use crate::manager::namespaces::WatchNamespaces;
@@ -39,7 +42,14 @@ impl From<kube::Error> for Error {
     }
 }
 
-async fn reconcile(widget: Arc<Widget>, ctx: Arc<Context>) -> Result<Action, Error> {
+/// The controller's state: how many reconciliations it ran.
+type Reconciles = Arc<AtomicUsize>;
+
+/// How long the status of a Widget whose Deployment was just created waits for its pods.
+const FIRST_REPORT_AFTER: Duration = Duration::from_secs(10);
+
+async fn reconcile(widget: Arc<Widget>, ctx: Arc<Context<Reconciles>>) -> Result<Action, Error> {
+    ctx.state.fetch_add(1, Ordering::Relaxed);
     let api = Api::<Widget>::namespaced(ctx.client.clone(), &widget.namespace().unwrap());
     finalizer(&api, FINALIZER, widget, |event| async {
         match event {
@@ -61,10 +71,10 @@ async fn reconcile(widget: Arc<Widget>, ctx: Arc<Context>) -> Result<Action, Err
     .map_err(|error| Error(Box::new(error)))
 }
 
-async fn apply(widget: &Widget, ctx: &Context) -> Result<Action, Error> {
+async fn apply(widget: &Widget, ctx: &Context<Reconciles>) -> Result<Action, Error> {
     let name = widget.name_any();
     let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), "default");
-    let existed = deployments.get_opt(&name).await?.is_some();
+    let current = deployments.get_opt(&name).await?;
     let labels = json!({ "app": name });
     let desired = json!({
         "apiVersion": "apps/v1",
@@ -83,14 +93,22 @@ async fn apply(widget: &Widget, ctx: &Context) -> Result<Action, Error> {
             },
         },
     });
-    let params = PatchParams::apply(NAME).force();
-    let applied = deployments
-        .patch(&name, &params, &Patch::Apply(&desired))
-        .await?;
-    if !existed {
-        ctx.publish(widget, EventType::Normal, "Created", "Reconcile", "created")
-            .await;
-    }
+    let applied = match current {
+        Some(current) if is_applied(&current, &desired) => current,
+        current => {
+            let params = PatchParams::apply(NAME).force();
+            let applied = deployments
+                .patch(&name, &params, &Patch::Apply(&desired))
+                .await?;
+            if current.is_none() {
+                ctx.publish(widget, EventType::Normal, "Created", "Reconcile", "created")
+                    .await;
+                // No pods yet: the status waits for them (they reconcile the Widget).
+                return Ok(Action::requeue(FIRST_REPORT_AFTER));
+            }
+            applied
+        }
+    };
     let available = applied
         .status
         .and_then(|status| status.available_replicas)
@@ -120,10 +138,16 @@ fn shared(client: Client) -> Shared {
 
 /// Starts the controller; it runs until `shared.shutdown` is cancelled.
 fn start(shared: &Shared) -> tokio::task::JoinHandle<anyhow::Result<()>> {
+    start_counting(shared).0
+}
+
+/// Starts the controller, with the count of its reconciliations.
+fn start_counting(shared: &Shared) -> (tokio::task::JoinHandle<anyhow::Result<()>>, Reconciles) {
+    let reconciles = Reconciles::default();
     let controller = Runner::<Widget>::new(NAME, shared)
         .owns::<Deployment>(watcher::Config::default().labels(MANAGED))
-        .run(reconcile, ());
-    tokio::spawn(controller)
+        .run(reconcile, Arc::clone(&reconciles));
+    (tokio::spawn(controller), reconciles)
 }
 
 /// Whether the Widget `name` says its pods are available, for the spec of `generation`.
@@ -185,8 +209,7 @@ async fn a_widget_converges_follows_its_spec_and_is_cleaned_up() {
         .collect();
     assert_eq!(reasons, ["Created"]);
 
-    // Once the last reconciliation (triggered by its own status write) is done, the controller
-    // idles: no requests, no changes.
+    // Once the last reconciliation is done, the controller idles: no requests, no changes.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (requests, version) = (fake.requests().len(), fake.resource_version());
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -264,6 +287,188 @@ async fn the_controller_rides_out_an_outage_and_a_410() {
     })
     .await;
     assert!(fake.count(Verb::List) > lists, "the watches listed again");
+
+    shared.shutdown.cancel();
+    controller.await.unwrap().unwrap();
+}
+
+/// Waits until `n` widgets are available and no request has come for 500 ms.
+async fn converged(fake: &FakeApiServer, n: usize) {
+    eventually("every widget is available", TIMEOUT, || {
+        fake.list::<Widget>()
+            .iter()
+            .filter(|w| available(fake, &w.name_any(), 1))
+            .count()
+            == n
+    })
+    .await;
+    let mut requests = fake.requests().len();
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = fake.requests().len();
+        if now == requests {
+            break;
+        }
+        requests = now;
+    }
+}
+
+/// Writes other than Events.
+fn writes(fake: &FakeApiServer) -> usize {
+    let requests = fake.requests();
+    let events = requests
+        .iter()
+        .filter(|r| r.verb.is_write() && r.resource == "events")
+        .count();
+    fake.writes() - events
+}
+
+/// A backlog that exists before the controller starts costs each object one reconciliation that
+/// adds the finalizer and applies the Deployment, and one, when the pods are available, that
+/// writes the status: its own writes (the finalizer, the status, the Deployment's creation)
+/// trigger nothing.
+#[tokio::test]
+async fn a_cold_backlog_costs_three_writes_and_two_reconciles_per_object() {
+    const N: usize = 20;
+    let fake = FakeApiServer::new();
+    fake.register_crd(&Widget::crd()).simulate_deployments(true);
+    for i in 0..N {
+        fake.put(&widget(&format!("w{i}"), 1));
+    }
+    let shared = shared(fake.client());
+    let (controller, reconciles) = start_counting(&shared);
+    converged(&fake, N).await;
+
+    let reconciles = reconciles.load(Ordering::Relaxed);
+    assert!(reconciles <= 2 * N, "{reconciles} reconciliations for {N} objects");
+    let writes = writes(&fake);
+    assert!(writes <= 3 * N, "{writes} writes for {N} objects");
+
+    shared.shutdown.cancel();
+    controller.await.unwrap().unwrap();
+}
+
+/// What would change nothing is not written: a controller that starts over on converged objects
+/// (a new leader, a restart) reconciles each once and writes nothing at all.
+#[tokio::test]
+async fn a_converged_backlog_gets_no_writes() {
+    const N: usize = 5;
+    let fake = FakeApiServer::new();
+    fake.register_crd(&Widget::crd()).simulate_deployments(true);
+    for i in 0..N {
+        fake.put(&widget(&format!("w{i}"), 1));
+    }
+    let shared = shared(fake.client());
+    let controller = start(&shared);
+    converged(&fake, N).await;
+    shared.shutdown.cancel();
+    controller.await.unwrap().unwrap();
+
+    fake.clear_requests();
+    let shared = self::shared(fake.client());
+    let (controller, reconciles) = start_counting(&shared);
+    eventually("every widget is reconciled again", TIMEOUT, || {
+        reconciles.load(Ordering::Relaxed) == N
+    })
+    .await;
+    converged(&fake, N).await;
+    assert_eq!(writes(&fake), 0, "{:#?}", fake.requests());
+    assert_eq!(reconciles.load(Ordering::Relaxed), N);
+
+    shared.shutdown.cancel();
+    controller.await.unwrap().unwrap();
+}
+
+/// Edits that change nothing the controller reads reconcile nothing; a Deployment scaled by
+/// hand reconciles its owner at once (long before the 5-minute requeue).
+#[tokio::test]
+async fn only_changes_that_matter_reconcile() {
+    let fake = FakeApiServer::new();
+    fake.register_crd(&Widget::crd()).simulate_deployments(true);
+    fake.put(&widget("w", 1));
+    let shared = shared(fake.client());
+    let (controller, reconciles) = start_counting(&shared);
+    converged(&fake, 1).await;
+    let before = reconciles.load(Ordering::Relaxed);
+
+    // A label on the Widget, an annotation on its Deployment: nothing to do.
+    let kubectl = PatchParams {
+        field_manager: Some("kubectl".to_owned()),
+        ..PatchParams::default()
+    };
+    let labelled = json!({ "metadata": { "labels": { "team": "a" } } });
+    let widgets = Api::<Widget>::namespaced(fake.client(), "default");
+    widgets
+        .patch("w", &kubectl, &Patch::Merge(&labelled))
+        .await
+        .unwrap();
+    let annotated = json!({ "metadata": { "annotations": { "note": "x" } } });
+    let deployments = Api::<Deployment>::namespaced(fake.client(), "default");
+    deployments
+        .patch("w", &kubectl, &Patch::Merge(&annotated))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(reconciles.load(Ordering::Relaxed), before);
+
+    // Scaled by hand: a new generation of the Deployment, put back at once.
+    let scaled = json!({ "spec": { "replicas": 5 } });
+    deployments
+        .patch("w", &kubectl, &Patch::Merge(&scaled))
+        .await
+        .unwrap();
+    eventually("the Deployment is scaled back", TIMEOUT, || {
+        replicas(&fake, "w") == Some(1)
+    })
+    .await;
+    assert!(reconciles.load(Ordering::Relaxed) > before);
+
+    shared.shutdown.cancel();
+    controller.await.unwrap().unwrap();
+}
+
+/// A 30 s outage in the middle of a backlog: every reconciliation fails meanwhile and the
+/// per-object backoff doubles, but once the API server is back the objects that waited for it
+/// start over at once, and the watches resume within 5 s, so the backlog converges within
+/// seconds of its return instead of after the 10 s, 20 s … delays that the outage built up. Paused time: the 30 s pass at once, and each
+/// reconciliation takes 100 ms, so that the outage comes while the backlog converges.
+#[tokio::test(start_paused = true)]
+async fn after_an_outage_the_backlog_converges_at_once() {
+    const N: usize = 20;
+    let fake = FakeApiServer::new();
+    fake.register_crd(&Widget::crd()).simulate_deployments(true);
+    for i in 0..N {
+        fake.put(&widget(&format!("w{i}"), 1));
+    }
+    let shared = shared(fake.client());
+    let slow = |widget, ctx| async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        reconcile(widget, ctx).await
+    };
+    let controller = Runner::<Widget>::new(NAME, &shared)
+        .owns::<Deployment>(watcher::Config::default().labels(MANAGED))
+        .run(slow, Reconciles::default());
+    let controller = tokio::spawn(controller);
+    eventually("a first Deployment", TIMEOUT, || {
+        !fake.list::<Deployment>().is_empty()
+    })
+    .await;
+    let outage = Duration::from_secs(30);
+    fake.unavailable_for(outage);
+    let back = tokio::time::Instant::now() + outage;
+    tokio::time::sleep_until(back).await;
+    assert!(
+        fake.list::<Deployment>().len() < N,
+        "the outage came in the middle of the backlog"
+    );
+    converged(&fake, N).await;
+    assert_eq!(fake.list::<Deployment>().len(), N, "one Deployment each");
+    // Converged, then idle for 500 ms before `converged` returned.
+    let after = tokio::time::Instant::now() - back;
+    assert!(
+        after < Duration::from_secs(8),
+        "converged {after:?} after the API server's return"
+    );
 
     shared.shutdown.cancel();
     controller.await.unwrap().unwrap();
