@@ -132,6 +132,17 @@ pub struct Flags {
     #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..))]
     pub max_concurrent_reconciles: u16,
 
+    /// The most requests per second the manager sends to the API server, or `0` for no
+    /// client-side limit (the default, as with controller-runtime's client: the API server's own
+    /// API Priority and Fairness does the throttling, and fairly across clients).
+    #[arg(long, value_name = "QPS", default_value = "0", value_parser = parse_qps)]
+    pub kube_api_qps: f64,
+
+    /// With `--kube-api-qps`: how many requests may go at once after a quiet spell; `0` means
+    /// the QPS rounded up.
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub kube_api_burst: u32,
+
     /// The log output format: human-readable `text`, or `json` with one object per line.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -315,6 +326,14 @@ fn parse_log_filter(input: &str) -> Result<String, String> {
         .map_err(|error| format!("invalid log filter: {error}"))
 }
 
+/// A `--kube-api-qps`: a finite number, not negative.
+fn parse_qps(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(qps) if qps.is_finite() && qps >= 0.0 => Ok(qps),
+        _ => Err(format!("{value:?} is not a number of requests per second (0: no limit)")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,6 +438,8 @@ mod kubebuilder_compatibility {
         assert_eq!(flags.metrics_cert_name, "tls.crt");
         assert_eq!(flags.metrics_cert_key, "tls.key");
         assert_eq!(flags.max_concurrent_reconciles, 1);
+        // No client-side throttling, as controller-runtime's client.
+        assert_eq!((flags.kube_api_qps, flags.kube_api_burst), (0.0, 0));
         // The webhook server's, also kubebuilder's.
         assert_eq!(flags.webhook_port, 9443);
         assert_eq!(flags.webhook_cert_path, None);
@@ -522,6 +543,9 @@ mod kubebuilder_compatibility {
             &["--leader-election-lease-duration=15"],
             &["--leader-election-retry-period=-2s"],
             &["--max-concurrent-reconciles=0"],
+            &["--kube-api-qps=-1"],
+            &["--kube-api-qps=NaN"],
+            &["--kube-api-burst=-1"],
             &["--no-such-flag"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} should be rejected");

@@ -28,6 +28,7 @@
 //! delays) and [`namespaces::WatchNamespaces`] (`WATCH_NAMESPACE`).
 
 pub mod backoff;
+pub mod client;
 pub mod flags;
 pub mod health;
 pub mod leader;
@@ -40,7 +41,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
-use kube::Client;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -149,9 +149,7 @@ async fn run(
         None
     };
 
-    let client = Client::try_default()
-        .await
-        .context("cannot create a Kubernetes client from the kubeconfig or in-cluster config")?;
+    let client = client::build(flags.kube_api_qps, flags.kube_api_burst).await?;
 
     let readiness = Readiness::default();
     let metrics = Metrics::new();

@@ -1,0 +1,76 @@
+//! The manager's Kubernetes client: kube's, from the kubeconfig or the pod's service account,
+//! with an optional client-side rate limit (`--kube-api-qps`, `--kube-api-burst`).
+//!
+//! By default nothing is throttled on the client, as with controller-runtime's client: client-go's
+//! old default of 5 requests per second (burst 10) is what makes a Go controller that keeps it
+//! take minutes over a backlog that the API server could take in seconds, and the API server's
+//! API Priority and Fairness already shares its capacity fairly between clients. The flags are
+//! there for API servers that need the client to hold back.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use kube::client::ClientBuilder;
+use kube::{Client, Config};
+use tower::limit::RateLimitLayer;
+
+/// A client of the API server of the kubeconfig (or the pod's service account), sending at most
+/// `qps` requests per second if `qps` is not 0 (see [`rate_limit`]).
+pub async fn build(qps: f64, burst: u32) -> anyhow::Result<Client> {
+    let config = Config::infer()
+        .await
+        .context("cannot create a Kubernetes client from the kubeconfig or in-cluster config")?;
+    let builder = ClientBuilder::try_from(config).context("cannot create a Kubernetes client")?;
+    Ok(match rate_limit(qps, burst) {
+        Some(layer) => builder.with_layer(&layer).build(),
+        None => builder.build(),
+    })
+}
+
+/// The rate limit of `--kube-api-qps` and `--kube-api-burst`: `burst` requests (at least one,
+/// `qps` rounded up when 0) per `burst / qps` seconds, the token bucket of client-go as a window
+/// of tower's `RateLimit`. `None` for `qps` 0: no limit.
+pub fn rate_limit(qps: f64, burst: u32) -> Option<RateLimitLayer> {
+    if qps <= 0.0 || !qps.is_finite() {
+        return None;
+    }
+    let burst = if burst == 0 {
+        // At most u32::MAX: the cast saturates.
+        qps.ceil() as u32
+    } else {
+        burst
+    };
+    let burst = burst.max(1);
+    let window = Duration::from_secs_f64(f64::from(burst) / qps);
+    Some(RateLimitLayer::new(u64::from(burst), window))
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::time::Instant;
+    use tower::{Layer as _, Service as _, ServiceExt as _};
+
+    use super::*;
+
+    #[test]
+    fn no_limit_by_default() {
+        assert!(rate_limit(0.0, 0).is_none());
+        assert!(rate_limit(0.0, 30).is_none());
+    }
+
+    /// 20 requests at 10 per second with a burst of 5: 5 at once, then 5 every half second.
+    #[tokio::test(start_paused = true)]
+    async fn requests_beyond_the_burst_wait_for_the_rate() {
+        let layer = rate_limit(10.0, 5).unwrap();
+        let mut service = layer.layer(tower::service_fn(|()| async { Ok::<_, ()>(()) }));
+        let start = Instant::now();
+        let mut times = Vec::new();
+        for _ in 0..20 {
+            service.ready().await.unwrap().call(()).await.unwrap();
+            times.push(start.elapsed());
+        }
+        assert_eq!(times[4], Duration::ZERO);
+        assert_eq!(times[5], Duration::from_millis(500));
+        assert_eq!(times[19], Duration::from_millis(1500));
+    }
+}
