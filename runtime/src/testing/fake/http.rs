@@ -64,6 +64,28 @@ pub(super) async fn serve(
     Ok(reply.into_response())
 }
 
+/// Answers one request that came over TCP ([`super::FakeApiServer::serve`]) as [`serve`] does;
+/// while the server is unavailable, with `503 Service Unavailable`: a listener cannot refuse
+/// connections and go on listening.
+pub(super) async fn serve_remote(shared: Inner, request: Request<Body>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let reply = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(body) => {
+            let request = Request::from_parts(parts, kube::client::Body::from(body));
+            serve(shared, request).await
+        }
+        Err(error) => Err(io::Error::other(error)),
+    };
+    reply.unwrap_or_else(|error| {
+        let status = ApiError {
+            code: StatusCode::SERVICE_UNAVAILABLE,
+            reason: "ServiceUnavailable",
+            message: error.to_string(),
+        };
+        Reply::Json(status.code, status.status()).into_response()
+    })
+}
+
 fn unavailable() -> io::Error {
     io::Error::new(
         io::ErrorKind::ConnectionRefused,

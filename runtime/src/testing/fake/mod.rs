@@ -80,6 +80,7 @@
 //!   for them can turn true.
 //! - [`FakeApiServer::get`], [`FakeApiServer::list`], [`FakeApiServer::put`]: read and write
 //!   objects directly, as requests that are not counted and work while the server is unavailable.
+//! - [`FakeApiServer::serve`]: the same server over HTTP, for a manager in another process.
 //!
 //! # Built here, and what is reused
 //!
@@ -237,6 +238,18 @@ impl FakeApiServer {
         let inner = self.inner.clone();
         let service = tower::service_fn(move |request| http::serve(inner.clone(), request));
         Client::new(service, "default")
+    }
+
+    /// Serves this API server over plain HTTP on `listener` until the future is dropped, for
+    /// clients in other processes: a manager binary run against it with a kubeconfig whose
+    /// `server` is `http://<address>`, as `hack/bench-reconcile` does. While the server is
+    /// unavailable, requests get `503 Service Unavailable` instead of a refused connection.
+    pub async fn serve(&self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let inner = self.inner.clone();
+        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            http::serve_remote(inner.clone(), request)
+        });
+        axum::serve(listener, app).await
     }
 
     /// Serves the kind of the Rust type `K` (with the status subresource: [`Kind::of`]).
