@@ -3,7 +3,9 @@
 //! {{ kind }}'s status whether those pods are available.
 //!
 //! The runner built in `setup` watches {{ plural }}, and the Deployments they own, and calls
-//! `reconcile` for a {{ kind }} whenever it or its Deployment changes. `reconcile` gets no diff,
+//! `reconcile` for a {{ kind }} when its spec changes, when it is deleted, and when its
+//! Deployment changes in a way that `reconcile` cares about (not for the controller's own
+//! writes: those would only find nothing to do). `reconcile` gets no diff,
 //! only the object as it is now: it computes the Deployment the {{ kind }} asks for and applies it
 //! (server-side apply), which creates it if it is missing, scales it back if someone scaled it by
 //! hand and changes nothing when nothing differs. The same object is never reconciled twice at
@@ -31,9 +33,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
-use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::watcher;
 use kube::{Api, Resource as _, ResourceExt as _};
+use operator_rs_runtime::controller::finalizer::{self, finalizer};
 use operator_rs_runtime::controller::{
     Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, condition,
     conditions_to_apply, hash_of, is_applied, rule,
@@ -63,9 +65,13 @@ pub const DEFAULT_IMAGE: &str = "{{ image }}";
 const MANAGED_BY: &str = "{{ kind }}Controller";
 
 /// How long `reconcile` waits before it looks at an unchanged {{ kind }} again. Changes of the
-/// {{ kind }} and of its Deployment trigger a reconciliation right away; this catches anything
-/// else.
+/// {{ kind }}'s spec and of its Deployment trigger a reconciliation right away; this catches
+/// anything else.
 const RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
+
+/// How long the status of a {{ kind }} whose Deployment was just created waits for its pods
+/// before it reports them unavailable; pods that become available sooner report at once.
+const FIRST_REPORT_AFTER: Duration = Duration::from_secs(10);
 
 /// Condition types that the controller sets in the status, with their reasons.
 const AVAILABLE: &str = "Available";
@@ -101,8 +107,8 @@ fn setup(shared: &Shared) -> ControllerFuture {
         // A change of a Deployment reconciles the {{ kind }} in its controller owner reference,
         // but only a change of what `reconcile` reads or applies: its spec (the generation), its
         // labels and its available replicas. A Deployment scaled, edited or deleted by hand is
-        // put back right away; the Deployment controller's other status updates reconcile
-        // nothing.
+        // put back right away; its creation (this controller's own doing) and the Deployment
+        // controller's other status updates reconcile nothing.
         .owns_on::<Deployment>(watcher::Config::default().labels(&managed), |deployment| {
             let available = deployment.status.as_ref().and_then(|s| s.available_replicas);
             Some(hash_of(&(
@@ -188,9 +194,10 @@ pub enum Error {
     },
 }
 
-/// Reconciles one {{ kind }}. kube-runtime's `finalizer` helper decides what to do with it: add
-/// the finalizer to a new one (the change reconciles it again), `apply` a live one, or `cleanup`
-/// one that is being deleted and then remove the finalizer so that Kubernetes can delete it.
+/// Reconciles one {{ kind }}. The runtime's `finalizer` helper (kube-runtime's, without the extra
+/// reconciliation) decides what to do with it: add the finalizer to a new one and `apply` it,
+/// `apply` a live one, or `cleanup` one that is being deleted and then remove the finalizer so
+/// that Kubernetes can delete it.
 async fn reconcile(object: Arc<{{ kind }}>, ctx: Arc<Context<String>>) -> Result<Action, Error> {
     // Always set: {{ plural }} are namespaced.
     let namespace = object.namespace().unwrap_or_default();
@@ -280,6 +287,11 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
                 format!("Created Deployment {name} with {size} replicas"),
             )
             .await;
+            // A Deployment created just now has no pods yet. Rather than write that into the
+            // status (a write that the first available pods make stale seconds later), wait for
+            // them: they reconcile this {{ kind }} again when they become available, and if they
+            // are slow, the requeue reports how far they got.
+            return Ok(Action::requeue(FIRST_REPORT_AFTER));
         }
         Some(current) => {
             let before = current.spec.and_then(|spec| spec.replicas).unwrap_or(1);
@@ -599,10 +611,9 @@ mod tests {
             .collect()
     }
 
-    /// A new {{ kind }} first gets the finalizer; the change makes the controller reconcile it
-    /// again, and only then does it create anything.
+    /// A new {{ kind }} first gets the finalizer, then its Deployment, in one reconciliation.
     #[tokio::test]
-    async fn a_new_{{ kind_snake }}_gets_the_finalizer() {
+    async fn a_new_{{ kind_snake }}_gets_the_finalizer_then_its_deployment() {
         let (result, ()) = reconcile_with(
             |client| run({{ kind_snake }}(1, false), client),
             |mut api_server| async move {
@@ -615,32 +626,52 @@ mod tests {
                     ])
                 );
                 patch.ok(&{{ kind_snake }}(1, true));
+                let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
+                get.respond_error(StatusCode::NOT_FOUND, "NotFound");
+                expect_apply(&mut api_server, 1, &existing_deployment(1, 0)).await;
+                expect_event(&mut api_server, "Created").await;
                 api_server.expect_no_more_requests().await;
             },
         )
         .await;
-        assert_eq!(result.unwrap(), Action::await_change());
+        assert_eq!(result.unwrap(), Action::requeue(FIRST_REPORT_AFTER));
     }
 
     /// With the finalizer in place, a missing Deployment is created (or recreated, if someone
-    /// deleted it), and the status says the pods are not available yet.
+    /// deleted it); the status waits for its pods.
     #[tokio::test]
     async fn a_missing_deployment_is_created() {
-        let (result, (note, conditions)) = reconcile_with(
+        let (result, note) = reconcile_with(
             |client| run({{ kind_snake }}(1, true), client),
             |mut api_server| async move {
                 let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
                 get.respond_error(StatusCode::NOT_FOUND, "NotFound");
                 expect_apply(&mut api_server, 1, &existing_deployment(1, 0)).await;
                 let note = expect_event(&mut api_server, "Created").await;
+                api_server.expect_no_more_requests().await;
+                note
+            },
+        )
+        .await;
+        assert_eq!(result.unwrap(), Action::requeue(FIRST_REPORT_AFTER));
+        assert_eq!(note, "Created Deployment test with 1 replicas");
+    }
+
+    /// Pods that are slow to come are reported unavailable when the requeue comes.
+    #[tokio::test]
+    async fn unavailable_pods_are_reported() {
+        let (result, conditions) = reconcile_with(
+            |client| run({{ kind_snake }}(1, true), client),
+            |mut api_server| async move {
+                let get = api_server.expect(Method::GET, DEPLOYMENT_URL).await;
+                get.ok(&existing_deployment(1, 0));
                 let conditions = expect_status(&mut api_server).await;
                 api_server.expect_no_more_requests().await;
-                (note, conditions)
+                conditions
             },
         )
         .await;
         assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
-        assert_eq!(note, "Created Deployment test with 1 replicas");
         assert_eq!(conditions[AVAILABLE]["status"], "False");
         assert_eq!(conditions[AVAILABLE]["reason"], REPLICAS_UNAVAILABLE);
         assert_eq!(
