@@ -66,9 +66,13 @@ where
                 }),
                 PatchOperation::Remove(RemoveOperation { path }),
             ];
-            api.patch::<K>(&object_name, &PatchParams::default(), &Patch::<K>::Json(json_patch::Patch(patch)))
-                .await
-                .map_err(Error::RemoveFinalizer)?;
+            api.patch::<K>(
+                &object_name,
+                &PatchParams::default(),
+                &Patch::<K>::Json(json_patch::Patch(patch)),
+            )
+            .await
+            .map_err(Error::RemoveFinalizer)?;
             Ok(action)
         }
         (None, false) => {
@@ -99,7 +103,11 @@ where
                 ]
             };
             let stored = api
-                .patch::<K>(&object_name, &PatchParams::default(), &Patch::<K>::Json(json_patch::Patch(patch)))
+                .patch::<K>(
+                    &object_name,
+                    &PatchParams::default(),
+                    &Patch::<K>::Json(json_patch::Patch(patch)),
+                )
                 .await
                 .map_err(Error::AddFinalizer)?;
             reconcile(Event::Apply(Arc::new(stored)))

@@ -237,7 +237,11 @@ mod tests {
         let due = tokio::time::timeout(PROBE_PERIOD * 2, requeues.next()).await;
         assert_eq!(due.unwrap(), Some(b.clone()));
         assert_eq!(backoff.failures(&b), 0);
-        assert_eq!(backoff.failures(&a), 12, "not waiting: its backoff is its own");
+        assert_eq!(
+            backoff.failures(&a),
+            12,
+            "not waiting: its backoff is its own"
+        );
         assert_eq!(recovery.waiting(), 0);
     }
 

@@ -330,7 +330,9 @@ fn parse_log_filter(input: &str) -> Result<String, String> {
 fn parse_qps(value: &str) -> Result<f64, String> {
     match value.parse::<f64>() {
         Ok(qps) if qps.is_finite() && qps >= 0.0 => Ok(qps),
-        _ => Err(format!("{value:?} is not a number of requests per second (0: no limit)")),
+        _ => Err(format!(
+            "{value:?} is not a number of requests per second (0: no limit)"
+        )),
     }
 }
 

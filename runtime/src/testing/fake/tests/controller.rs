@@ -340,7 +340,10 @@ async fn a_cold_backlog_costs_three_writes_and_two_reconciles_per_object() {
     converged(&fake, N).await;
 
     let reconciles = reconciles.load(Ordering::Relaxed);
-    assert!(reconciles <= 2 * N, "{reconciles} reconciliations for {N} objects");
+    assert!(
+        reconciles <= 2 * N,
+        "{reconciles} reconciliations for {N} objects"
+    );
     let writes = writes(&fake);
     assert!(writes <= 3 * N, "{writes} writes for {N} objects");
 
