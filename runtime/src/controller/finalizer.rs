@@ -102,14 +102,30 @@ where
                     }),
                 ]
             };
-            let stored = api
+            let patched = api
                 .patch::<K>(
                     &object_name,
                     &PatchParams::default(),
                     &Patch::<K>::Json(json_patch::Patch(patch)),
                 )
-                .await
-                .map_err(Error::AddFinalizer)?;
+                .await;
+            let stored = match patched {
+                Ok(stored) => stored,
+                // The `test` failed: the cache that `object` comes from is behind the API server,
+                // typically because this controller added the finalizer a moment ago and the
+                // watch event has not come yet. Go on with the object as stored if it has the
+                // finalizer, instead of failing and retrying until the cache catches up.
+                Err(error) if is_conflict(&error) => match api.get(&object_name).await {
+                    Ok(stored)
+                        if stored.finalizers().iter().any(|f| f == name)
+                            && stored.meta().deletion_timestamp.is_none() =>
+                    {
+                        stored
+                    }
+                    _ => return Err(Error::AddFinalizer(error)),
+                },
+                Err(error) => return Err(Error::AddFinalizer(error)),
+            };
             reconcile(Event::Apply(Arc::new(stored)))
                 .await
                 .map_err(Error::ApplyFailed)
@@ -118,9 +134,91 @@ where
     }
 }
 
+/// A JSON patch whose `test` failed (`422`), or a conflict (`409`).
+fn is_conflict(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 422 || status.code == 409)
+}
+
 fn pointer<E>(path: &str) -> Result<jsonptr::PointerBuf, Error<E>>
 where
     E: StdError + 'static,
 {
     jsonptr::PointerBuf::parse(path).map_err(|_| Error::InvalidFinalizer)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+    use crate::testing::fake::{FakeApiServer, Verb};
+
+    const NAME: &str = "example.com/finalizer";
+
+    fn config_map(finalizers: &[&str]) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("a".to_owned()),
+                namespace: Some("default".to_owned()),
+                // As the API server stores it: no empty list.
+                finalizers: (!finalizers.is_empty())
+                    .then(|| finalizers.iter().map(|f| (*f).to_owned()).collect()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    /// Runs `finalizer` for `object` against `fake`; returns what the reconciliation got: the
+    /// event and the finalizers of its object.
+    async fn run(fake: &FakeApiServer, object: ConfigMap) -> (&'static str, Vec<String>) {
+        let api = Api::<ConfigMap>::namespaced(fake.client(), "default");
+        let seen = Mutex::new(None);
+        finalizer(&api, NAME, Arc::new(object), |event| async {
+            let (event, object) = match event {
+                Event::Apply(object) => ("apply", object),
+                Event::Cleanup(object) => ("cleanup", object),
+            };
+            *seen.lock().unwrap() = Some((event, object.finalizers().to_vec()));
+            Ok::<_, std::io::Error>(Action::await_change())
+        })
+        .await
+        .unwrap();
+        seen.into_inner().unwrap().expect("the reconciliation ran")
+    }
+
+    #[tokio::test]
+    async fn a_new_object_gets_the_finalizer_and_is_applied_in_the_same_call() {
+        let fake = FakeApiServer::new();
+        let stored = fake.put(&config_map(&[]));
+        assert_eq!(run(&fake, stored).await, ("apply", vec![NAME.to_owned()]));
+        let stored = fake.get::<ConfigMap>(Some("default"), "a").unwrap();
+        assert_eq!(stored.finalizers(), [NAME]);
+        assert_eq!(fake.writes(), 1);
+    }
+
+    #[tokio::test]
+    async fn an_object_with_the_finalizer_is_not_written() {
+        let fake = FakeApiServer::new();
+        let stored = fake.put(&config_map(&[NAME]));
+        assert_eq!(run(&fake, stored).await, ("apply", vec![NAME.to_owned()]));
+        assert_eq!(fake.requests(), []);
+    }
+
+    /// The object from the cache lacks the finalizer that the API server already has: the
+    /// patch's `test` fails, and the reconciliation goes on with the object as stored.
+    #[tokio::test]
+    async fn a_stale_object_is_read_again_rather_than_failed() {
+        let fake = FakeApiServer::new();
+        let stale = fake.put(&config_map(&["other"]));
+        fake.put(&config_map(&["other", NAME]));
+        let seen = run(&fake, stale).await;
+        assert_eq!(seen, ("apply", vec!["other".to_owned(), NAME.to_owned()]));
+        assert_eq!((fake.count(Verb::Patch), fake.count(Verb::Get)), (1, 1));
+        let stored = fake.get::<ConfigMap>(Some("default"), "a").unwrap();
+        assert_eq!(stored.finalizers(), ["other", NAME], "not added twice");
+    }
 }
