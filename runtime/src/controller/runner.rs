@@ -223,9 +223,10 @@ pub fn spec_changes<K: Resource>(object: &K) -> Option<u64> {
 /// The [`Runner`]'s default for owned kinds ([`Runner::owns`]): a hash of the `generation` (the
 /// spec the owner applies), the labels (which the owner applies too) and the whole `status`
 /// (what the owner may read). Changes of other metadata (managed fields, annotations, the
-/// resource version alone) reconcile nothing. A deleted child always reconciles its owner.
+/// resource version alone) reconcile nothing. A deleted child always reconciles its owner, a new
+/// one never (it is almost always the owner's own creation).
 ///
-/// Kinds without a `generation` get `None`: every change reconciles.
+/// Kinds without a `generation` get `None`: every change reconciles, creations included.
 pub fn owned_changes<K: Resource + Serialize>(object: &K) -> Option<u64> {
     let meta = object.meta();
     let generation = meta.generation?;
