@@ -33,12 +33,16 @@ async fn main() {
     };
     let n: usize = n;
     let outage = match args.get(3).map(String::as_str) {
-        Some("--outage") => args.get(4).and_then(|s| s.parse().ok()).map(Duration::from_secs),
+        Some("--outage") => args
+            .get(4)
+            .and_then(|s| s.parse().ok())
+            .map(Duration::from_secs),
         _ => None,
     };
 
     let fake = FakeApiServer::new();
-    fake.register_crd(&Memcached::crd()).simulate_deployments(true);
+    fake.register_crd(&Memcached::crd())
+        .simulate_deployments(true);
     for i in 0..n {
         let mut object = Memcached::new(&format!("memcached-{i}"), MemcachedSpec::default());
         object.spec.size = 1;
@@ -73,7 +77,11 @@ async fn main() {
     let mut returned = None;
     loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let available = fake.list::<Memcached>().iter().filter(|o| available(o)).count();
+        let available = fake
+            .list::<Memcached>()
+            .iter()
+            .filter(|o| available(o))
+            .count();
         if available == n {
             break;
         }
@@ -108,11 +116,25 @@ async fn main() {
     std::fs::remove_dir_all(&work).unwrap();
 
     let requests = fake.requests();
-    let events = requests.iter().filter(|r| r.verb.is_write() && r.resource == "events").count();
+    let events = requests
+        .iter()
+        .filter(|r| r.verb.is_write() && r.resource == "events")
+        .count();
     let writes = fake.writes() - events;
+    // Writes the API server refused: nothing written (a `test` of a stale finalizer list …).
+    let rejected = requests
+        .iter()
+        .filter(|r| r.verb.is_write() && r.resource != "events" && r.status.as_u16() >= 400)
+        .count();
     let per = |count: usize| count as f64 / n as f64;
     println!("objects:                 {n}");
-    println!("API writes per object:   {:.2} (and {:.2} Events)", per(writes), per(events));
+    println!(
+        "API writes per object:   {:.2} ({:.2} done, {:.2} refused; and {:.2} Events)",
+        per(writes),
+        per(writes - rejected),
+        per(rejected),
+        per(events)
+    );
     for verb in [Verb::Create, Verb::Patch, Verb::Update, Verb::Delete] {
         let count = requests
             .iter()
