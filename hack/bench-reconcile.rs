@@ -76,7 +76,8 @@ async fn main() {
 
     let mut returned = None;
     loop {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Not too often: each look copies every object out of the fake, under its lock.
+        tokio::time::sleep(Duration::from_millis(500)).await;
         let available = fake
             .list::<Memcached>()
             .iter()
