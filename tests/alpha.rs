@@ -10,18 +10,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{assert_refused, folder, operator_rs, tree};
-
-fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let out = operator_rs(dir).args(args).output().expect("runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{args:?} failed: {text}");
-    text
-}
+use support::{assert_refused, folder, run_ok, tree};
 
 /// A project with every kind of record PROJECT has: two versions, a cluster-scoped kind with an
 /// irregular plural, a built-in controller, webhooks of each type (one on a built-in kind, at a

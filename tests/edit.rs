@@ -6,19 +6,7 @@ mod support;
 
 use std::path::Path;
 
-use support::{assert_refused, folder, operator_rs, tree};
-
-/// Runs operator-rs in `dir`, which must succeed; returns stdout and stderr.
-fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let out = operator_rs(dir).args(args).output().expect("runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{args:?} failed: {text}");
-    text
-}
+use support::{assert_refused, folder, run_ok, tree};
 
 /// kubebuilder's init flags of test/testdata/generate.sh, then `create api` lines.
 fn project(dir: &Path, init: &[&str], creates: &[&str]) {

@@ -124,17 +124,17 @@ pub fn assert_no_stale_snapshots(test_file: &str, scenario: &str, names: &[Strin
     );
 }
 
-/// Runs operator-rs in `dir` and fails the test unless it succeeds; returns its stderr (where
-/// warnings go).
+/// Runs operator-rs in `dir` and fails the test unless it succeeds; returns its stdout, then its
+/// stderr (where warnings and notes of interrupted commands go).
 pub fn run_ok(dir: &Path, args: &[&str]) -> String {
     let out = operator_rs(dir).args(args).output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}{}",
+    let text = format!(
+        "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    assert!(out.status.success(), "{args:?} failed: {text}");
+    text
 }
 
 /// Whether `path` (relative to a project) is in the runtime crate that `init` writes: operator-rs's

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 
-use super::replay::{self, License};
+use super::replay::{License, Replay};
 use super::tree;
 use crate::cli::AlphaGenerateArgs;
 use crate::project::{self, Project};
@@ -29,24 +29,8 @@ pub fn run(args: &AlphaGenerateArgs, cwd: &Path) -> Result<()> {
     let license = License::of_project(&input)?;
     check_output(Some(&input), &output)?;
 
-    let scratch = tempfile::tempdir().context("creating a scratch folder")?;
-    let tree_dir = scratch.path().join(&project.project_name);
-    std::fs::create_dir(&tree_dir)?;
-    let license_file = scratch.path().join("boilerplate.rs.txt");
-    if let License::File(text) = &license {
-        std::fs::write(&license_file, text)?;
-    }
-    let lines = replay::command_lines(&project, &license, &license_file);
-    // The CRD files of external kinds are read by the commands, from where PROJECT says.
-    replay::copy_input_files(&project, &input, &tree_dir)?;
-    replay::run_all(
-        &super::this_binary()?,
-        &tree_dir,
-        &lines,
-        &license,
-        args.make,
-    )?;
-
+    let replay = Replay::new(&project, license, Some(&input))?;
+    let tree_dir = replay.scaffold(&super::this_binary()?, "generated", args.make)?;
     if !write_tree(&tree_dir, &output, Some(&input), args.common.dry_run)? {
         return Ok(());
     }

@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result, bail};
 use serde::Deserialize as _;
 use serde_yaml::Value;
 
-use super::replay::{self, License};
+use super::replay::{License, Replay};
 use super::rust_fields;
 use crate::boilerplate;
 use crate::cli::AlphaMigrateArgs;
@@ -32,15 +32,8 @@ pub fn run(args: &AlphaMigrateArgs, cwd: &Path) -> Result<()> {
     let license = go_license(&from)?;
     super::generate::check_output(None, &output)?;
 
-    let scratch = tempfile::tempdir().context("creating a scratch folder")?;
-    let tree_dir = scratch.path().join(&project.project_name);
-    std::fs::create_dir(&tree_dir)?;
-    let license_file = scratch.path().join("boilerplate.rs.txt");
-    if let License::File(text) = &license {
-        std::fs::write(&license_file, text)?;
-    }
-    let lines = replay::command_lines(&project, &license, &license_file);
-    replay::run_all(&super::this_binary()?, &tree_dir, &lines, &license, false)?;
+    let replay = Replay::new(&project, license, None)?;
+    let tree_dir = replay.scaffold(&super::this_binary()?, "migrated", false)?;
 
     let crds = read_crds(&from.join("config/crd/bases"))?;
     let mut api_files = Vec::new();
@@ -60,7 +53,7 @@ pub fn run(args: &AlphaMigrateArgs, cwd: &Path) -> Result<()> {
         std::fs::write(path, text)?;
     }
     if args.make {
-        replay::run_all(&super::this_binary()?, &tree_dir, &[], &license, true)?;
+        replay.make_manifests(&tree_dir)?;
     }
     super::generate::write_tree(&tree_dir, &output, None, args.common.dry_run)?;
     println!(

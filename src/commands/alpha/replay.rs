@@ -79,11 +79,7 @@ impl License {
 
 /// The commands that scaffold `project` from an empty folder. `license_file` is where the
 /// header text of [`License::File`] is written for `--license-file` to read.
-pub fn command_lines(
-    project: &Project,
-    license: &License,
-    license_file: &Path,
-) -> Vec<CommandLine> {
+fn command_lines(project: &Project, license: &License, license_file: &Path) -> Vec<CommandLine> {
     let mut init = CommandLine::new(&["init"]);
     init.flag("domain", &project.domain);
     init.flag("project-name", &project.project_name);
@@ -141,7 +137,7 @@ pub fn input_files(project: &Project) -> Vec<String> {
 
 /// Copies the [`input_files`] of `project` from the project folder `from` to the folder `to`
 /// where its commands run.
-pub fn copy_input_files(project: &Project, from: &Path, to: &Path) -> Result<()> {
+fn copy_input_files(project: &Project, from: &Path, to: &Path) -> Result<()> {
     for file in input_files(project) {
         let target = to.join(&file);
         if let Some(parent) = target.parent() {
@@ -259,10 +255,58 @@ fn identify(line: &mut CommandLine, r: &Resource) {
     }
 }
 
+/// A replay of a PROJECT, ready to run in fresh folders of its own scratch folder (removed when
+/// it is dropped): `alpha generate` and `alpha migrate` run it once, `alpha update` twice, with
+/// two operator-rs binaries.
+pub struct Replay {
+    scratch: tempfile::TempDir,
+    project_name: String,
+    lines: Vec<CommandLine>,
+    license: License,
+    /// Files the commands read (external kinds' CRDs), copied from `input` into every folder.
+    inputs: Option<(Project, std::path::PathBuf)>,
+}
+
+impl Replay {
+    /// The replay of `project`, with `license`; `input` is the project folder the external
+    /// kinds' CRD files are copied from, if there is one.
+    pub fn new(project: &Project, license: License, input: Option<&Path>) -> Result<Self> {
+        let scratch = tempfile::tempdir().context("creating a scratch folder")?;
+        let license_file = scratch.path().join("boilerplate.rs.txt");
+        if let License::File(text) = &license {
+            std::fs::write(&license_file, text)?;
+        }
+        Ok(Self {
+            lines: command_lines(project, &license, &license_file),
+            project_name: project.project_name.clone(),
+            license,
+            inputs: input.map(|i| (project.clone(), i.to_path_buf())),
+            scratch,
+        })
+    }
+
+    /// Runs the commands with `binary` in a new folder named after the project under `side`
+    /// (then `make manifests` if `make`), and returns that folder.
+    pub fn scaffold(&self, binary: &Path, side: &str, make: bool) -> Result<std::path::PathBuf> {
+        let root = self.scratch.path().join(side).join(&self.project_name);
+        std::fs::create_dir_all(&root)?;
+        if let Some((project, input)) = &self.inputs {
+            copy_input_files(project, input, &root)?;
+        }
+        run_all(binary, &root, &self.lines, &self.license, make)?;
+        Ok(root)
+    }
+
+    /// `make manifests` in a folder [`Replay::scaffold`] made (after more edits there).
+    pub fn make_manifests(&self, root: &Path) -> Result<()> {
+        make_manifests(root)
+    }
+}
+
 /// Runs every command line with `binary` in `dir` (an empty folder), then `make manifests` if
 /// `make`. Each command is printed as it starts; its output is shown only if it fails, or with
 /// `--verbose`.
-pub fn run_all(
+fn run_all(
     binary: &Path,
     dir: &Path,
     lines: &[CommandLine],
@@ -282,14 +326,19 @@ pub fn run_all(
         run_shown(command, &line.to_string())?;
     }
     if make {
-        println!("$ make manifests");
-        let mut command = Command::new("make");
-        command
-            .args(["--no-print-directory", "manifests"])
-            .current_dir(dir);
-        run_shown(command, "make manifests")?;
+        make_manifests(dir)?;
     }
     Ok(())
+}
+
+/// `make manifests` in `dir`, shown like the commands.
+fn make_manifests(dir: &Path) -> Result<()> {
+    println!("$ make manifests");
+    let mut command = Command::new("make");
+    command
+        .args(["--no-print-directory", "manifests"])
+        .current_dir(dir);
+    run_shown(command, "make manifests")
 }
 
 fn run_shown(mut command: Command, shown: &str) -> Result<()> {

@@ -17,7 +17,7 @@ use std::process::Command;
 use anyhow::{Context as _, Result, bail};
 
 use super::merge::{self, Labels, Resolution, Trees};
-use super::replay::{self, License};
+use super::replay::{License, Replay};
 use super::tree;
 use crate::cli::AlphaUpdateArgs;
 use crate::project::{self, Project};
@@ -65,18 +65,9 @@ pub fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
     }
 
     let license = License::of_project(dir)?;
-    let scratch = tempfile::tempdir().context("creating a scratch folder")?;
-    let license_file = scratch.path().join("boilerplate.rs.txt");
-    if let License::File(text) = &license {
-        std::fs::write(&license_file, text)?;
-    }
-    let lines = replay::command_lines(&project, &license, &license_file);
+    let replay = Replay::new(&project, license, Some(dir))?;
     let scaffold_with = |binary: &Path, side: &str| -> Result<BTreeMap<String, String>> {
-        let root = scratch.path().join(side).join(&project.project_name);
-        std::fs::create_dir_all(&root)?;
-        replay::copy_input_files(&project, dir, &root)?;
-        replay::run_all(binary, &root, &lines, &license, false)?;
-        tree::read(&root)
+        tree::read(&replay.scaffold(binary, side, false)?)
     };
     println!("Scaffolding the project as operator-rs {from} wrote it:");
     let ancestor = scaffold_with(&old_binary, "ancestor")?;
