@@ -394,7 +394,7 @@ fn migrate_translates_the_fields_of_the_go_types() {
         "pub struct MemcachedSpecBackup {",
         "pub schedule: String,",
         "#[schemars(length(max = 8))]\n    pub extra_args: Option<Vec<String>>,",
-        "#[schemars(extend(\"enum\" = [\"Fast\", \"Safe\"]))]\n    pub mode: Option<String>,",
+        "#[schemars(extend(\"enum\" = [\"Fast\", \"Safe\"], \"default\" = \"Safe\"))]\n    pub mode: Option<String>,",
         "pub memory: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,",
         "pub ready_replicas: Option<i32>,",
         "pub conditions: Vec<Condition>,",

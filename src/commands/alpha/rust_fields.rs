@@ -194,21 +194,28 @@ fn validations(schema: &Value, out: &mut String) {
     if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
         parts.push(format!("regex(pattern = {})", raw_string(pattern)));
     }
+    // Keywords schemars has no attribute for, added to the schema as they are (one `extend`).
+    let mut extend = Vec::new();
     if let Some(values) = schema.get("enum").and_then(Value::as_sequence) {
         let json: Vec<String> = values.iter().filter_map(serde_json_literal).collect();
-        parts.push(format!("extend(\"enum\" = [{}])", json.join(", ")));
+        extend.push(format!("\"enum\" = [{}]", json.join(", ")));
+    }
+    // The API server fills in defaults; scalars only (an object default would need its JSON).
+    if let Some(default) = schema.get("default").and_then(serde_json_literal) {
+        extend.push(format!("\"default\" = {default}"));
     }
     // `serde_json::Value` has no schema of its own; the API server wants a type.
     if is_free_form(schema) {
-        parts.push(
-            "extend(\"type\" = \"object\", \"x-kubernetes-preserve-unknown-fields\" = true)"
-                .to_string(),
-        );
+        extend.push("\"type\" = \"object\"".into());
+        extend.push("\"x-kubernetes-preserve-unknown-fields\" = true".into());
     }
     if let Some(format) = schema.get("format").and_then(Value::as_str)
         && !matches!(format, "int32" | "int64")
     {
-        parts.push(format!("extend(\"format\" = {format:?})"));
+        extend.push(format!("\"format\" = {format:?}"));
+    }
+    if !extend.is_empty() {
+        parts.push(format!("extend({})", extend.join(", ")));
     }
     if !parts.is_empty() {
         let _ = writeln!(out, "    #[schemars({})]", parts.join(", "));
@@ -292,6 +299,7 @@ properties:
     type: string
     pattern: '^[a-z]+"#$'
   type:
+    default: Fast
     enum: [Fast, Slow]
     type: string
   conditions:
@@ -312,7 +320,7 @@ type: object
     #[schemars(regex(pattern = r##"^[a-z]+"#$"##))]
     pub image_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("enum" = ["Fast", "Slow"]))]
+    #[schemars(extend("enum" = ["Fast", "Slow"], "default" = "Fast"))]
     pub r#type: Option<String>,
 "###
         );
