@@ -8,10 +8,12 @@
 //! file holds only its `reconcile` function, its RBAC rules and its tests.
 
 pub mod finalizer;
+mod owned;
 pub mod recovery;
 mod runner;
 
 pub use finalizer::finalizer;
+pub use owned::owner_reference;
 pub use runner::{
     Context, LAST_APPLIED, Runner, Scope, hash_of, owned_changes, qualified_name, spec_changes,
     strip_for_cache,

@@ -155,9 +155,10 @@ pub(super) enum ListType {
     Set,
 }
 
-/// The lists of the built-in kinds that are not atomic, by field name, for kinds without a
-/// schema and for `metadata` (which CRD schemas leave out).
-fn well_known_list(field: &str) -> ListType {
+/// The lists of the built-in kinds that are not atomic, by field name (and for `ports`, whether
+/// they are a container's, in an item of a list, or a Service's), for kinds without a schema and
+/// for `metadata` (which CRD schemas leave out).
+fn well_known_list(field: &str, in_list_item: bool) -> ListType {
     let keys = |keys: &[&str]| ListType::Map(keys.iter().map(|k| (*k).to_owned()).collect());
     match field {
         "conditions" => keys(&["type"]),
@@ -165,6 +166,10 @@ fn well_known_list(field: &str) -> ListType {
             keys(&["name"])
         }
         "volumeMounts" => keys(&["mountPath"]),
+        // The API server defaults `protocol` to TCP before it merges; the fake does not, so an
+        // apply must name it for the list to merge by key.
+        "ports" if in_list_item => keys(&["containerPort", "protocol"]),
+        "ports" => keys(&["port", "protocol"]),
         "ownerReferences" => keys(&["uid"]),
         "finalizers" => ListType::Set,
         _ => ListType::Atomic,
@@ -198,8 +203,9 @@ impl Kind {
                 Some("set") => ListType::Set,
                 _ => ListType::Atomic,
             },
-            None => match path.last() {
-                Some(Some(field)) => well_known_list(field),
+            None => match path {
+                [.., parent, Some(field)] => well_known_list(field, parent.is_none()),
+                [Some(field)] => well_known_list(field, false),
                 _ => ListType::Atomic,
             },
         }
