@@ -48,8 +48,8 @@
 //!   change `status`, and a create drops it.
 //! - `metadata.managedFields`, per manager, operation and subresource, down to single fields:
 //!   maps key by key, lists keyed as the kind's schema says (or, for the built-in kinds, as the
-//!   usual ones are: `conditions` by `type`, `containers` by `name`, `ports` by port and protocol, `finalizers` as a
-//!   set).
+//!   usual ones are: `conditions` by `type`, `containers` by `name`, `ports` by port and
+//!   protocol, `finalizers` as a set).
 //! - `delete` sets `deletionTimestamp` while finalizers remain, and the object goes when the last
 //!   one is removed; no new finalizers can be added meanwhile. Then the garbage collector deletes
 //!   the objects whose owner references all point to deleted owners (background propagation, at
