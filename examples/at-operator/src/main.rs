@@ -1,0 +1,38 @@
+// Copyright 2026 The operator-rs authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! The `manager` binary: the at-operator operator as it runs in the cluster (or locally with
+//! `make run`, against the cluster of your current kubeconfig context).
+//!
+//! The manager itself (flags, logging, health probes, metrics, leader election, the webhook
+//! server, graceful shutdown) is the `operator-rs-runtime` crate; `docs/runtime.md` of operator-rs
+//! describes it. This file says what it runs.
+
+use std::process::ExitCode;
+
+use operator_rs_runtime::manager::{Flags, Manager};
+
+/// The Lease that the manager's replicas elect their leader with (`--leader-election-id`):
+/// unique to this operator, so that it never shares a Lease with another one.
+const LEADER_ELECTION_ID: &str = "9ea7fcdf.example.com";
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let flags = Flags::parse_with(LEADER_ELECTION_ID);
+    Manager::new(flags)
+        .controllers(at_operator::controller::controllers())
+        .webhooks(at_operator::webhook::webhooks())
+        .run()
+        .await
+}

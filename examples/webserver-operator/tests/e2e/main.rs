@@ -1,0 +1,51 @@
+// Copyright 2026 The operator-rs authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! End-to-end tests: the operator built into an image, deployed to a cluster and checked there,
+//! like the `test/e2e` suite of a kubebuilder project.
+//!
+//! Run them with `make test-e2e`. It creates a Kind cluster (`KIND_CLUSTER`, deleted again when
+//! every test passed) and runs `cargo test --test e2e -- --ignored --test-threads=1`; the first
+//! test builds the manager image, loads it into Kind, installs the CRDs, deploys the manager and
+//! waits for it (see [`e2e::run`]). `make test-e2e KIND_CLUSTER= IMG=<registry>/<image>:<tag>`
+//! runs them against the cluster of your current kubeconfig context instead, pushing the image
+//! there.
+//!
+//! Every test is `#[ignore]`d, so a plain `cargo test` (`make test`) only compiles them: no
+//! cluster, no Docker. The set-up and the helpers (waiting, `kubectl`, the metrics endpoint, the
+//! restricted Pod Security Standard) are [`operator_rs_runtime::e2e`]'s.
+//!
+//! cert-manager is not installed: if you enable webhooks or the cert-manager patches of
+//! `config/default`, install it in the cluster before the tests, e.g. with
+//! `kubectl apply -f https://github.com/cert-manager/cert-manager/releases/download/<version>/cert-manager.yaml`.
+//!
+//! - [`manager`]: the manager's pod runs, and its `/metrics` endpoint serves an authorized caller.
+//! - One module per kind whose controller `operator-rs create api --image` wrote, listed below.
+//!   Add your own next to them: a `#[test] #[ignore = "..."]` function that calls
+//!   [`e2e::run`] with [`PROJECT`].
+
+use operator_rs_runtime::e2e;
+
+/// This project, as the e2e tests need to know it: what `config/default` deploys is named after
+/// it, and a namespaced manager only watches its own namespace.
+const PROJECT: e2e::Project = e2e::Project {
+    name: "webserver-operator",
+    namespaced: false,
+    root: env!("CARGO_MANIFEST_DIR"),
+};
+
+mod manager;
+
+// The e2e tests of each kind (`operator-rs create api --image ...` adds its module here).
+// +operator-rs:scaffold:e2e-modules
