@@ -12,24 +12,33 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! The WebServer controller: makes the cluster match the spec of every WebServer
-//! (`web.example.com/v1`) and reports how that went in its status.
+//! The WebServer controller: for every WebServer, an nginx Deployment of `spec.replicas` pods
+//! running `spec.image`, and a NodePort Service in front of them; the WebServer's status says
+//! whether the pods are available.
 //!
-//! The runtime's [`Runner`] watches webservers and calls `reconcile` for each WebServer
-//! whenever it changes, whenever something else the controller watches changes, and whenever
-//! `reconcile` asks for it. `reconcile` gets no diff, only the object as it is now, and works out
-//! what to do from the object and the cluster: it must be idempotent, changing nothing when
-//! nothing has to change. The same object is never reconciled twice at the same time.
+//! `reconcile` gets no diff, only the WebServer as it is now. It builds the Deployment and the
+//! Service the WebServer asks for and server-side applies both, every time: the apply creates
+//! what is missing (a Service deleted by hand comes back), scales the Deployment, changes its
+//! image (the Deployment controller then rolls the pods over) and changes nothing when nothing
+//! differs. It reads the Deployment before the apply only to tell users what changed.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::Resource as _;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerPort, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
+use kube::runtime::watcher;
+use kube::{Api, Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
     Context, ControllerFuture, ControllerSetup, PolicyRule, Runner, Shared, condition,
-    conditions_to_apply, qualified_name, rule,
+    conditions_to_apply, rule,
 };
 use serde_json::json;
 
@@ -38,14 +47,21 @@ use crate::api::v1::WebServer;
 /// The controller's name in logs and metrics, the `reportingController` of its Events, and its
 /// field manager name for server-side apply (the owner of the fields it writes, see `kubectl get
 /// --show-managed-fields`).
-const CONTROLLER_NAME: &str = "webserver";
+const CONTROLLER_NAME: &str = "webserver-controller";
 
 /// How long `reconcile` waits before it looks at an unchanged WebServer again. Changes of the
-/// WebServer and of the objects watched in `setup` trigger a reconciliation right away; this
-/// catches drift in whatever the controller does not watch.
+/// WebServer and of its Deployment and Service trigger a reconciliation right away; this catches
+/// anything else.
 const RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
 
-/// The condition type that `reconcile` sets: whether the WebServer is fully functional.
+/// The `app.kubernetes.io/managed-by` label of the Deployments and Services of this controller:
+/// it also selects the ones it watches.
+const MANAGED_BY: &str = "webserver-operator";
+
+/// The port nginx listens on, and the port of the Service.
+const HTTP_PORT: i32 = 80;
+
+/// The condition type that `reconcile` sets: whether every pod of the WebServer is available.
 const AVAILABLE: &str = "Available";
 
 /// This controller, as listed in `controllers()` of `src/controller/mod.rs`.
@@ -57,12 +73,18 @@ pub const CONTROLLER: ControllerSetup = ControllerSetup {
 
 /// Sets up the controller; the manager calls it once at startup.
 ///
-/// The runner watches webservers in the namespaces of `WATCH_NAMESPACE` (all by default) and calls
-/// `reconcile` for each one, with metrics, retries and graceful shutdown.
+/// The runner watches WebServers in the namespaces of `WATCH_NAMESPACE` (all by default), and
+/// the Deployments and Services this controller made, and calls `reconcile` for each WebServer,
+/// with metrics, retries and graceful shutdown.
 fn setup(shared: &Shared) -> ControllerFuture {
+    // Only the objects of this controller: smaller caches than all Deployments and Services.
+    let managed =
+        watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGED_BY}"));
     Runner::<WebServer>::new(CONTROLLER_NAME, shared)
-        // TODO(user): watch the objects that reconcile creates, so that their changes reconcile
-        // the WebServer that owns them: `.owns::<ConfigMap>(watcher::Config::default())`.
+        // A change of a Deployment or Service reconciles the WebServer in its controller owner
+        // reference: a Deployment scaled or a Service deleted by hand is put back right away.
+        .owns::<Deployment>(managed.clone())
+        .owns::<Service>(managed)
         .run(reconcile, ())
 }
 
@@ -74,187 +96,520 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
     let group = WebServer::group(&());
     let plural = WebServer::plural(&());
     vec![
-        // kubebuilder's defaults: reconcile only reads webservers, but code that also creates or
-        // deletes them is common. Remove the verbs you do not need.
-        rule(
-            &[&group],
-            &[&plural],
-            &[
-                "get", "list", "watch", "create", "update", "patch", "delete",
-            ],
-        ),
+        // Watching WebServers.
+        rule(&[&group], &[&plural], &["get", "list", "watch"]),
         // Writing the status subresource.
         rule(
             &[&group],
             &[&format!("{plural}/status")],
             &["get", "update", "patch"],
         ),
-        // Setting `blockOwnerDeletion` in the owner references of the objects reconcile creates.
+        // Setting `blockOwnerDeletion` in the owner references of the Deployment and Service.
         rule(&[&group], &[&format!("{plural}/finalizers")], &["update"]),
         // Publishing Events (the recorder patches an Event when it repeats).
         rule(&["events.k8s.io"], &["events"], &["create", "patch"]),
-        // TODO(user): add the rules for the objects that reconcile reads or writes, e.g.
-        // rule(&[""], &["configmaps"], &["get", "list", "watch", "create", "update", "patch"]),
+        // The Deployments and Services of each WebServer: watched, read and applied.
+        rule(
+            &["apps"],
+            &["deployments"],
+            &["get", "list", "watch", "create", "patch"],
+        ),
+        rule(
+            &[""],
+            &["services"],
+            &["get", "list", "watch", "create", "patch"],
+        ),
     ]
 }
 
-/// Why a reconciliation failed. Every variant names the WebServer, because the runner logs the
+/// Why a reconciliation failed. Every variant names the object, because the runner logs the
 /// error and the log line should say which object it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot update the status of WebServer {name}")]
+    #[error("cannot read {kind} {namespace}/{name}")]
+    Get {
+        kind: &'static str,
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot apply {kind} {namespace}/{name}")]
+    Apply {
+        kind: &'static str,
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot update the status of WebServer {namespace}/{name}")]
     UpdateStatus {
+        namespace: String,
         name: String,
         #[source]
         source: kube::Error,
     },
 }
 
-/// Brings the cluster in line with one WebServer and records the outcome in its status.
-async fn reconcile(object: Arc<WebServer>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let name = qualified_name(object.as_ref());
-    tracing::info!(controller = CONTROLLER_NAME, name, "reconciling");
-
-    if object.meta().deletion_timestamp.is_some() {
-        // It is being deleted, and Kubernetes deletes the objects it owns along with it. For
-        // clean-up outside the cluster, see `kube::runtime::finalizer`.
+/// Brings the Deployment and the Service of one WebServer in line with its spec, and reports in
+/// its status whether its pods are available.
+///
+/// Each kind of change has an Event `action` of its own: the Event recorder counts an Event with
+/// the same reason and action about the same object as a repeat of the last one, note and all.
+async fn reconcile(web_server: Arc<WebServer>, ctx: Arc<Context>) -> Result<Action, Error> {
+    if web_server.meta().deletion_timestamp.is_some() {
+        // Kubernetes deletes the Deployment and the Service with it: they are owned by it.
         return Ok(Action::await_change());
     }
+    // Always set: WebServers are namespaced.
+    let namespace = web_server.namespace().unwrap_or_default();
+    let name = web_server.name_any();
+    tracing::info!(controller = CONTROLLER_NAME, namespace, name, "reconciling");
 
-    // TODO(user): compare `object.spec` with the cluster and create, update or delete what
-    // differs. Give the objects you create an owner reference (`object.controller_owner_ref(&())`)
-    // so that they are deleted with the WebServer, and watch them in `setup`.
+    // The Deployment: read first, only to tell what the apply changes.
+    let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), &namespace);
+    let get = |kind, name: &str| {
+        let (namespace, name) = (namespace.clone(), name.to_owned());
+        move |source| Error::Get {
+            kind,
+            namespace,
+            name,
+            source,
+        }
+    };
+    let apply = |kind, name: &str| {
+        let (namespace, name) = (namespace.clone(), name.to_owned());
+        move |source| Error::Apply {
+            kind,
+            namespace,
+            name,
+            source,
+        }
+    };
+    let before = deployments
+        .get_opt(&name)
+        .await
+        .map_err(get("Deployment", &name))?;
+    let desired = deployment(&web_server);
+    let after = ctx
+        .apply_owned(web_server.as_ref(), desired)
+        .await
+        .map_err(apply("Deployment", &name))?;
+    match before {
+        None => {
+            tracing::info!(namespace, name, "Creating a new Deployment");
+            let note = format!("Created Deployment {name}");
+            ctx.publish(
+                web_server.as_ref(),
+                EventType::Normal,
+                "Created",
+                "CreateDeployment",
+                note,
+            )
+            .await;
+        }
+        Some(before) => {
+            // The two changes the kubebuilder tutorial logs: a new replica count and a new image.
+            let (from, to) = (replicas(&before), replicas(&after));
+            if from != to {
+                let note = format!("Deployment spec.replicas change from {from} to {to}");
+                tracing::info!(namespace, name, from, to, "{note}");
+                ctx.publish(
+                    web_server.as_ref(),
+                    EventType::Normal,
+                    "Scaled",
+                    "ScaleDeployment",
+                    note,
+                )
+                .await;
+            }
+            let (from, to) = (image(&before), image(&after));
+            if from != to {
+                let note = format!(
+                    "Deployment spec.template.spec.containers[0].image change from {from} to {to}"
+                );
+                tracing::info!(namespace, name, from, to, "{note}");
+                ctx.publish(
+                    web_server.as_ref(),
+                    EventType::Normal,
+                    "Upgraded",
+                    "UpdateImage",
+                    note,
+                )
+                .await;
+            }
+        }
+    }
 
-    // Report the outcome. TODO(user): set the conditions that describe your WebServer; an error
-    // returned above leaves the status as it was and retries.
-    let generation = object.meta().generation;
-    let available = condition(
-        AVAILABLE,
-        true,
-        "Reconciled",
-        "The WebServer is reconciled.",
-        generation,
-    );
-    let current = object
+    // The Service: applied the same way, so a deleted Service is created again.
+    let services = Api::<Service>::namespaced(ctx.client.clone(), &namespace);
+    let service_name = service_name(&web_server);
+    let existed = services
+        .get_opt(&service_name)
+        .await
+        .map_err(get("Service", &service_name))?
+        .is_some();
+    ctx.apply_owned(web_server.as_ref(), service(&web_server))
+        .await
+        .map_err(apply("Service", &service_name))?;
+    if !existed {
+        tracing::info!(
+            namespace,
+            name,
+            service = service_name,
+            "Creating a new Service"
+        );
+        let note = format!("Created Service {service_name}");
+        ctx.publish(
+            web_server.as_ref(),
+            EventType::Normal,
+            "Created",
+            "CreateService",
+            note,
+        )
+        .await;
+    }
+
+    // Available once the Deployment has all its pods available. Its status changes reconcile the
+    // WebServer again (it is watched), so this turns True as soon as they are.
+    let wanted = web_server.spec.replicas;
+    let available = after
+        .status
+        .and_then(|status| status.available_replicas)
+        .unwrap_or(0);
+    let (status, reason) = if available >= wanted {
+        (true, "ReplicasAvailable")
+    } else {
+        (false, "ReplicasUnavailable")
+    };
+    let message = format!("{available} of {wanted} pods are available");
+    let generation = web_server.meta().generation;
+    let current = web_server
         .status
         .as_ref()
         .map_or(&[][..], |status| &status.conditions);
-    let Some(conditions) = conditions_to_apply(current, vec![available]) else {
-        // The status says it all already: writing it again would only trigger another reconcile.
-        return Ok(Action::requeue(RESYNC_PERIOD));
-    };
-    ctx.apply_status(object.as_ref(), json!({ "conditions": conditions }))
-        .await
-        .map_err(|source| Error::UpdateStatus {
-            name: name.clone(),
-            source,
-        })?;
-    tracing::info!(name, "WebServer is available");
-
-    // Events tell users what happened, in `kubectl describe`.
-    let note = "The WebServer is available.";
-    ctx.publish(
-        object.as_ref(),
-        EventType::Normal,
-        "Reconciled",
-        "Reconcile",
-        note,
-    )
-    .await;
-
+    let desired = vec![condition(AVAILABLE, status, reason, message, generation)];
+    if let Some(conditions) = conditions_to_apply(current, desired) {
+        ctx.apply_status(web_server.as_ref(), json!({ "conditions": conditions }))
+            .await
+            .map_err(|source| Error::UpdateStatus {
+                namespace,
+                name,
+                source,
+            })?;
+    }
     Ok(Action::requeue(RESYNC_PERIOD))
 }
 
-/// `reconcile` against a mocked API server: each test says which requests it expects, checks
-/// them, and answers them. A request that is not expected fails the test, and so does an expected
-/// request that never comes.
+/// The labels of the pods of `web_server`, which its Deployment and Service select: its own
+/// pods only, and nothing that may change (a Deployment's selector cannot).
+fn selector(web_server: &WebServer) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("app.kubernetes.io/name".to_owned(), "webserver".to_owned()),
+        (
+            "app.kubernetes.io/instance".to_owned(),
+            web_server.name_any(),
+        ),
+    ])
+}
+
+/// The labels of the objects of `web_server`: its selector, and the label this controller
+/// watches them by.
+fn labels(web_server: &WebServer) -> BTreeMap<String, String> {
+    let mut labels = selector(web_server);
+    labels.insert(
+        "app.kubernetes.io/managed-by".to_owned(),
+        MANAGED_BY.to_owned(),
+    );
+    labels
+}
+
+/// The Deployment of `web_server`: named like it, `spec.replicas` nginx pods of `spec.image`.
+/// `apply_owned` puts it in the WebServer's namespace and makes the WebServer its owner.
+pub fn deployment(web_server: &WebServer) -> Deployment {
+    Deployment {
+        metadata: ObjectMeta {
+            name: Some(web_server.name_any()),
+            labels: Some(labels(web_server)),
+            ..ObjectMeta::default()
+        },
+        spec: Some(DeploymentSpec {
+            replicas: Some(web_server.spec.replicas),
+            selector: LabelSelector {
+                match_labels: Some(selector(web_server)),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels(web_server)),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "nginx".to_owned(),
+                        image: Some(web_server.spec.image.clone()),
+                        ports: Some(vec![ContainerPort {
+                            container_port: HTTP_PORT,
+                            // Named, because the API server keys ports by port and protocol.
+                            protocol: Some("TCP".to_owned()),
+                            ..ContainerPort::default()
+                        }]),
+                        ..Container::default()
+                    }],
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        }),
+        ..Deployment::default()
+    }
+}
+
+/// The name of the Service of `web_server`, as in the kubebuilder tutorial.
+fn service_name(web_server: &WebServer) -> String {
+    format!("{}-service", web_server.name_any())
+}
+
+/// The NodePort Service of `web_server`, in front of its pods. It sets no `clusterIP` and no
+/// `nodePort`: the API server allocates them, and as the controller does not apply them, its
+/// next applies leave them as they are. (`kubectl get service` shows the node port.)
+pub fn service(web_server: &WebServer) -> Service {
+    Service {
+        metadata: ObjectMeta {
+            name: Some(service_name(web_server)),
+            labels: Some(labels(web_server)),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ServiceSpec {
+            type_: Some("NodePort".to_owned()),
+            selector: Some(selector(web_server)),
+            ports: Some(vec![ServicePort {
+                name: Some("http".to_owned()),
+                port: HTTP_PORT,
+                protocol: Some("TCP".to_owned()),
+                target_port: Some(IntOrString::Int(HTTP_PORT)),
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }
+}
+
+/// The replicas of a Deployment (Kubernetes' default: 1).
+fn replicas(deployment: &Deployment) -> i32 {
+    deployment
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.replicas)
+        .unwrap_or(1)
+}
+
+/// The image of the first container of a Deployment's pods.
+fn image(deployment: &Deployment) -> &str {
+    let pod = deployment
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.template.spec.as_ref());
+    let container = pod.and_then(|pod| pod.containers.first());
+    container
+        .and_then(|container| container.image.as_deref())
+        .unwrap_or_default()
+}
+
+/// The controller against the runtime's fake API server: a stateful, in-memory API server, so
+/// each test drives the WebServer through the changes of the kubebuilder tutorial and looks at
+/// the objects and Events the controller leaves, as `kubectl` would.
 #[cfg(test)]
 mod tests {
-    use kube::Client;
-    use operator_rs_runtime::testing::{Method, StatusCode, reconcile_with};
+    use k8s_openapi::api::events::v1::Event;
+    use kube::CustomResourceExt as _;
+    use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+    use operator_rs_runtime::testing::fake::FakeApiServer;
+    use serde_json::Value;
 
     use super::*;
     use crate::api::v1::WebServerSpec;
 
-    /// The WebServer to reconcile, as the controller sees it after `kubectl apply`.
-    fn web_server() -> WebServer {
-        let mut object = WebServer::new("test", WebServerSpec::default());
-        object.metadata.namespace = Some("default".to_owned());
-        object.metadata.generation = Some(1);
-        object
+    const NAME: &str = "webserver-sample";
+
+    /// A fake API server with the WebServer CRD installed and the sample of `config/samples/`
+    /// created: 3 replicas of nginx:1.27.3.
+    async fn cluster() -> (FakeApiServer, Api<WebServer>) {
+        let fake = FakeApiServer::new();
+        fake.register_crd(&WebServer::crd());
+        let api = Api::<WebServer>::namespaced(fake.client(), "default");
+        let spec = WebServerSpec {
+            replicas: 3,
+            image: "nginx:1.27.3".to_owned(),
+        };
+        let sample = WebServer::new(NAME, spec);
+        api.create(&PostParams::default(), &sample).await.unwrap();
+        (fake, api)
     }
 
-    /// `reconcile(object)`, with the context the runner would give it.
-    async fn run(object: WebServer, client: Client) -> Result<Action, Error> {
-        reconcile(
-            Arc::new(object),
-            Arc::new(Context::new(client, CONTROLLER_NAME, ())),
-        )
-        .await
+    /// What the runner does on a change: reconcile the WebServer as stored now.
+    async fn reconcile_sample(fake: &FakeApiServer, api: &Api<WebServer>) -> Action {
+        let web_server = api.get(NAME).await.unwrap();
+        let ctx = Context::new(fake.client(), CONTROLLER_NAME, ());
+        reconcile(Arc::new(web_server), Arc::new(ctx))
+            .await
+            .unwrap()
     }
 
-    /// The first reconciliation sets the Available condition (and publishes an Event); the next
-    /// one, of the WebServer with that status, has nothing to do.
+    /// A user's change of the spec, like `kubectl apply` of an edited sample.
+    async fn edit_spec(api: &Api<WebServer>, spec: Value) {
+        let patch = Patch::Merge(json!({ "spec": spec }));
+        api.patch(NAME, &PatchParams::default(), &patch)
+            .await
+            .unwrap();
+    }
+
+    fn stored_deployment(fake: &FakeApiServer) -> Deployment {
+        fake.get::<Deployment>(Some("default"), NAME).unwrap()
+    }
+
+    /// The notes of the Events about the WebServer, as `kubectl events` lists them.
+    fn events(fake: &FakeApiServer) -> Vec<String> {
+        let events = fake.list::<Event>().into_iter();
+        events.filter_map(|event| event.note).collect()
+    }
+
     #[tokio::test]
-    async fn reconcile_sets_status_once() {
-        let url = format!(
-            "/apis/web.example.com/v1/namespaces/default/webservers/test/status?&force=true&fieldManager={CONTROLLER_NAME}"
+    async fn a_new_web_server_gets_an_nginx_deployment_and_a_node_port_service() {
+        let (fake, api) = cluster().await;
+        // The Deployment controller and the kubelet, which make the pods available.
+        fake.simulate_deployments(true);
+        assert_eq!(
+            reconcile_sample(&fake, &api).await,
+            Action::requeue(RESYNC_PERIOD)
         );
-        let (result, status) = reconcile_with(
-            |client| run(web_server(), client),
-            |mut api_server| async move {
-                let apply = api_server.expect(Method::PATCH, &url).await;
-                assert_eq!(apply.body["apiVersion"], "web.example.com/v1");
-                assert_eq!(apply.body["kind"], "WebServer");
-                let condition = &apply.body["status"]["conditions"][0];
-                assert_eq!(condition["type"], "Available");
-                assert_eq!(condition["status"], "True");
-                assert_eq!(condition["observedGeneration"], 1);
-                let mut updated = web_server();
-                updated.status = serde_json::from_value(apply.body["status"].clone()).unwrap();
-                apply.ok(&updated);
 
-                let url = "/apis/events.k8s.io/v1/namespaces/default/events?";
-                let event = api_server.expect(Method::POST, url).await;
-                assert_eq!(event.body["reason"], "Reconciled");
-                assert_eq!(event.body["regarding"]["name"], "test");
-                let body = event.body.clone();
-                event.respond(StatusCode::CREATED, &body);
+        let deployment = stored_deployment(&fake);
+        let owner = &deployment.metadata.owner_references.as_ref().unwrap()[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str()),
+            ("WebServer", NAME)
+        );
+        assert_eq!(owner.controller, Some(true));
+        assert_eq!(replicas(&deployment), 3);
+        assert_eq!(image(&deployment), "nginx:1.27.3");
 
-                api_server.expect_no_more_requests().await;
-                updated.status
-            },
-        )
-        .await;
-        assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
+        let service = fake
+            .get::<Service>(Some("default"), "webserver-sample-service")
+            .unwrap();
+        assert_eq!(service.metadata.owner_references.unwrap()[0].name, NAME);
+        let spec = service.spec.unwrap();
+        assert_eq!(spec.type_.as_deref(), Some("NodePort"));
+        assert_eq!(spec.ports.unwrap()[0].port, 80);
+        // The Service selects the pods of the Deployment.
+        let pod_labels = deployment
+            .spec
+            .unwrap()
+            .template
+            .metadata
+            .unwrap()
+            .labels
+            .unwrap();
+        assert!(
+            spec.selector
+                .unwrap()
+                .iter()
+                .all(|(k, v)| pod_labels.get(k) == Some(v))
+        );
 
-        // Again, with the status that the first reconciliation applied.
-        let mut object = web_server();
-        object.status = status;
-        let (result, ()) = reconcile_with(
-            |client| run(object, client),
-            |api_server| api_server.expect_no_more_requests(),
-        )
-        .await;
-        assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
+        let created = [
+            "Created Deployment webserver-sample",
+            "Created Service webserver-sample-service",
+        ];
+        assert_eq!(events(&fake), created);
+
+        // The pods are up: the next reconciliation (their Deployment changed) says so.
+        reconcile_sample(&fake, &api).await;
+        let status = api.get_status(NAME).await.unwrap().status.unwrap();
+        assert_eq!(status.conditions[0].type_, AVAILABLE);
+        assert_eq!(status.conditions[0].status, "True");
+        assert_eq!(status.conditions[0].message, "3 of 3 pods are available");
     }
 
-    /// A failed status update fails the reconciliation with an error that names the object (the
-    /// runner logs it and retries the object with a growing delay).
     #[tokio::test]
-    async fn status_update_failure_is_an_error() {
-        let (result, ()) = reconcile_with(
-            |client| run(web_server(), client),
-            |mut api_server| async move {
-                let call = api_server.next().await.unwrap();
-                call.respond_error(StatusCode::FORBIDDEN, "Forbidden");
-                api_server.expect_no_more_requests().await;
-            },
-        )
-        .await;
-        let error = result.unwrap_err();
-        assert!(matches!(error, Error::UpdateStatus { .. }), "{error:?}");
-        let expected = "cannot update the status of WebServer default/test";
-        assert_eq!(error.to_string(), expected);
+    async fn scaling_from_3_to_4_scales_the_deployment() {
+        let (fake, api) = cluster().await;
+        reconcile_sample(&fake, &api).await;
+
+        edit_spec(&api, json!({ "replicas": 4 })).await;
+        reconcile_sample(&fake, &api).await;
+        assert_eq!(replicas(&stored_deployment(&fake)), 4);
+        let scaled = "Deployment spec.replicas change from 3 to 4".to_owned();
+        assert!(events(&fake).contains(&scaled), "{:?}", events(&fake));
+    }
+
+    #[tokio::test]
+    async fn a_new_image_rolls_the_pods_over_to_it() {
+        let (fake, api) = cluster().await;
+        reconcile_sample(&fake, &api).await;
+        let before = stored_deployment(&fake);
+
+        edit_spec(&api, json!({ "image": "nginx:1.27.4" })).await;
+        reconcile_sample(&fake, &api).await;
+        // A new pod template (and so a new generation) with the same selector: the Deployment
+        // controller replaces the pods a few at a time, as `kubectl get pods` shows.
+        let after = stored_deployment(&fake);
+        assert_eq!(image(&after), "nginx:1.27.4");
+        assert_eq!(
+            after.metadata.generation,
+            before.metadata.generation.map(|g| g + 1)
+        );
+        assert_eq!(after.spec.unwrap().selector, before.spec.unwrap().selector);
+        let upgraded = "Deployment spec.template.spec.containers[0].image change from nginx:1.27.3 to nginx:1.27.4";
+        assert!(
+            events(&fake).contains(&upgraded.to_owned()),
+            "{:?}",
+            events(&fake)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deleted_service_is_created_again() {
+        let (fake, api) = cluster().await;
+        reconcile_sample(&fake, &api).await;
+
+        let services = Api::<Service>::namespaced(fake.client(), "default");
+        services
+            .delete("webserver-sample-service", &DeleteParams::default())
+            .await
+            .unwrap();
+        // The runner reconciles the owner of a deleted Service it watches.
+        reconcile_sample(&fake, &api).await;
+        let service = fake.get::<Service>(Some("default"), "webserver-sample-service");
+        assert_eq!(
+            service.unwrap().metadata.owner_references.unwrap()[0].name,
+            NAME
+        );
+    }
+
+    /// The API server gives a NodePort Service a cluster IP and a node port; the controller does
+    /// not set them, so its next applies keep them instead of fighting over them.
+    #[tokio::test]
+    async fn the_allocated_node_port_is_kept() {
+        let (fake, api) = cluster().await;
+        reconcile_sample(&fake, &api).await;
+        let mut service = fake
+            .get::<Service>(Some("default"), "webserver-sample-service")
+            .unwrap();
+        let spec = service.spec.as_mut().unwrap();
+        spec.cluster_ip = Some("10.96.12.34".to_owned());
+        spec.ports.as_mut().unwrap()[0].node_port = Some(30010);
+        fake.put(&service);
+
+        edit_spec(&api, json!({ "replicas": 4 })).await;
+        reconcile_sample(&fake, &api).await;
+        let spec = fake
+            .get::<Service>(Some("default"), "webserver-sample-service")
+            .unwrap()
+            .spec
+            .unwrap();
+        assert_eq!(spec.cluster_ip.as_deref(), Some("10.96.12.34"));
+        assert_eq!(spec.ports.unwrap()[0].node_port, Some(30010));
     }
 }

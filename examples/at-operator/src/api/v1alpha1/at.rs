@@ -26,7 +26,7 @@
 //! Kubernetes API conventions, worth a read before designing the fields:
 //! <https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md>
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResource, KubeSchema};
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +34,9 @@ use serde::{Deserialize, Serialize};
 //
 // `KubeSchema`, rather than schemars' `JsonSchema`, generates the schema: it also understands
 // `#[x_kube(...)]` attributes, for CEL validation rules and server-side apply merge strategies.
-#[derive(CustomResource, KubeSchema, Clone, Debug, Default, Deserialize, Serialize)]
+// The `printcolumn`s below repeat `type_ = "string"`, which clippy takes for a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Clone, Debug, Deserialize, Serialize)]
 #[kube(
     group = "at.example.com",
     version = "v1alpha1",
@@ -43,36 +45,19 @@ use serde::{Deserialize, Serialize};
     doc = "At is the Schema for the ats API.",
     namespaced,
     status = "AtStatus",
-    // More options, to uncomment and adapt (see the docs of `kube::CustomResource`):
-    //
-    // An abbreviation for kubectl, as in `kubectl get deploy`:
-    // shortname = "...",
-    // `kubectl get at-operator` lists the objects of every kind in this category:
-    // category = "at-operator",
-    // A column of `kubectl get ats`, next to NAME and AGE:
-    // printcolumn(
-    //     name = "Available",
-    //     type_ = "string",
-    //     json_path = r#".status.conditions[?(@.type=="Available")].status"#,
-    // ),
-    // A CEL rule on the whole object, checked by the API server:
-    // validation = Rule::new("self.metadata.name.size() <= 40").message("name is too long"),
+    // `kubectl get ats` shows when each At runs, and where it is.
+    printcolumn(name = "Schedule", type_ = "string", json_path = ".spec.schedule"),
+    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
 )]
 #[serde(rename_all = "camelCase")]
 pub struct AtSpec {
-    // TODO(user): define the desired state of At here, then run `make manifests`.
-    //
-    // Fields are required unless they are an `Option` or have `#[serde(default)]`. Validation the
-    // API server enforces:
-    // - schemars attributes: `#[schemars(length(min = 1, max = 63))]`, `#[schemars(range(min = 1))]`,
-    //   `#[schemars(regex(pattern = r"^[a-z]+$"))]`;
-    // - CEL rules: `#[x_kube(validation = Rule::new("self == oldSelf").message("is immutable"))]`,
-    //   also on the struct for rules that relate fields (`"self.min <= self.max"`).
-    // Nested structs derive `KubeSchema` (or `schemars::JsonSchema`) too. Prefer structs and
-    // `Option`s over enums with data: the CRD schema must be structural.
-    /// foo is an example field of At. Edit at.rs to remove or update it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub foo: Option<String>,
+    /// schedule is when to run the command, as an RFC 3339 time in UTC, e.g.
+    /// 2026-11-24T09:30:00Z. A time in the past runs it at once.
+    pub schedule: Time,
+    /// command is the shell command to run, with `sh -c` in a busybox container, e.g.
+    /// `echo "Hello from At"`.
+    #[schemars(length(min = 1))]
+    pub command: String,
 }
 
 /// AtStatus defines the observed state of At.
@@ -82,23 +67,27 @@ pub struct AtSpec {
 #[derive(KubeSchema, Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AtStatus {
-    // TODO(user): add fields for what the controller observes, then run `make manifests`.
-    // Everything in the status must be recomputable from the cluster: do not keep state here
-    // that the controller cannot find again.
-    /// conditions represent the current state of the At: one entry per condition type,
-    /// whose status is one of True, False or Unknown.
-    ///
-    /// Standard condition types include:
-    /// - "Available": the At is fully functional;
-    /// - "Progressing": the At is being created or updated;
-    /// - "Degraded": the At failed to reach or maintain its desired state.
-    //
-    // A list keyed by `type` (`x-kubernetes-list-type: map`), like the conditions of the built-in
-    // kinds: server-side apply then merges conditions by type, so several controllers can each
-    // own their own conditions on one object.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]
-    pub conditions: Vec<Condition>,
+    /// phase is where the At is: PENDING until its schedule, RUNNING while its Pod runs the
+    /// command, then DONE if the command succeeded or FAILED if it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+}
+
+/// The phases of an At, in the order it goes through them.
+//
+// schemars' `JsonSchema`: `KubeSchema` derives structs only. Plain `//` comments on the
+// variants: doc comments would turn the schema's `enum` into a `oneOf` of described constants.
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Phase {
+    // Waiting for the schedule.
+    Pending,
+    // The Pod that runs the command has been created and has not finished.
+    Running,
+    // The command exited with status 0.
+    Done,
+    // The command failed (or its Pod did).
+    Failed,
 }
 
 #[cfg(test)]
@@ -120,10 +109,15 @@ mod tests {
         let version = serde_json::to_value(&crd.spec.versions[0]).unwrap();
         assert_eq!(version["subresources"]["status"], json!({}));
 
-        let schema = &version["schema"]["openAPIV3Schema"];
-        let conditions = &schema["properties"]["status"]["properties"]["conditions"];
-        assert_eq!(conditions["x-kubernetes-list-type"], "map");
-        assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
+        // The API server checks the schedule is a time, and the phase one of the four.
+        let schema = &version["schema"]["openAPIV3Schema"]["properties"];
+        assert_eq!(
+            schema["spec"]["properties"]["schedule"]["format"],
+            "date-time"
+        );
+        // (`null` too: the phase is optional, and `nullable`.)
+        let phases = json!(["PENDING", "RUNNING", "DONE", "FAILED", null]);
+        assert_eq!(schema["status"]["properties"]["phase"]["enum"], phases);
     }
 
     /// The sample in `config/samples/` (`kubectl apply -k config/samples`) must stay a valid

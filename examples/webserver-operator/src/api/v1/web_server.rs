@@ -34,6 +34,8 @@ use serde::{Deserialize, Serialize};
 //
 // `KubeSchema`, rather than schemars' `JsonSchema`, generates the schema: it also understands
 // `#[x_kube(...)]` attributes, for CEL validation rules and server-side apply merge strategies.
+// The `printcolumn`s below repeat `type_ = "string"`, which clippy takes for a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, KubeSchema, Clone, Debug, Default, Deserialize, Serialize)]
 #[kube(
     group = "web.example.com",
@@ -43,36 +45,24 @@ use serde::{Deserialize, Serialize};
     doc = "WebServer is the Schema for the webservers API.",
     namespaced,
     status = "WebServerStatus",
-    // More options, to uncomment and adapt (see the docs of `kube::CustomResource`):
-    //
-    // An abbreviation for kubectl, as in `kubectl get deploy`:
-    // shortname = "...",
-    // `kubectl get webserver-operator` lists the objects of every kind in this category:
-    // category = "webserver-operator",
-    // A column of `kubectl get webservers`, next to NAME and AGE:
-    // printcolumn(
-    //     name = "Available",
-    //     type_ = "string",
-    //     json_path = r#".status.conditions[?(@.type=="Available")].status"#,
-    // ),
-    // A CEL rule on the whole object, checked by the API server:
-    // validation = Rule::new("self.metadata.name.size() <= 40").message("name is too long"),
+    // `kubectl get webservers` shows the spec and whether the pods are up.
+    printcolumn(name = "Replicas", type_ = "integer", json_path = ".spec.replicas"),
+    printcolumn(name = "Image", type_ = "string", json_path = ".spec.image"),
+    printcolumn(
+        name = "Available",
+        type_ = "string",
+        json_path = r#".status.conditions[?(@.type=="Available")].status"#,
+    ),
 )]
 #[serde(rename_all = "camelCase")]
 pub struct WebServerSpec {
-    // TODO(user): define the desired state of WebServer here, then run `make manifests`.
-    //
-    // Fields are required unless they are an `Option` or have `#[serde(default)]`. Validation the
-    // API server enforces:
-    // - schemars attributes: `#[schemars(length(min = 1, max = 63))]`, `#[schemars(range(min = 1))]`,
-    //   `#[schemars(regex(pattern = r"^[a-z]+$"))]`;
-    // - CEL rules: `#[x_kube(validation = Rule::new("self == oldSelf").message("is immutable"))]`,
-    //   also on the struct for rules that relate fields (`"self.min <= self.max"`).
-    // Nested structs derive `KubeSchema` (or `schemars::JsonSchema`) too. Prefer structs and
-    // `Option`s over enums with data: the CRD schema must be structural.
-    /// foo is an example field of WebServer. Edit web_server.rs to remove or update it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub foo: Option<String>,
+    /// replicas is the number of nginx pods that serve the WebServer.
+    #[schemars(range(min = 0))]
+    pub replicas: i32,
+    /// image is the nginx image the pods run, e.g. nginx:1.27.3. Changing it rolls the pods
+    /// over to the new image, a few at a time.
+    #[schemars(length(min = 1))]
+    pub image: String,
 }
 
 /// WebServerStatus defines the observed state of WebServer.
@@ -82,9 +72,6 @@ pub struct WebServerSpec {
 #[derive(KubeSchema, Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WebServerStatus {
-    // TODO(user): add fields for what the controller observes, then run `make manifests`.
-    // Everything in the status must be recomputable from the cluster: do not keep state here
-    // that the controller cannot find again.
     /// conditions represent the current state of the WebServer: one entry per condition type,
     /// whose status is one of True, False or Unknown.
     ///
