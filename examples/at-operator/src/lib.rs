@@ -26,7 +26,9 @@
 pub mod api;
 pub mod controller;
 pub mod webhook;
+// +operator-rs:scaffold:modules
 
+use operator_rs_runtime::controller::{RbacScope, rbac_rules};
 use operator_rs_runtime::manifests::{Manifests, RoleScope};
 
 /// What `make manifests` writes under `config/`: the CRDs of [`api`], the manager's role with
@@ -34,7 +36,8 @@ use operator_rs_runtime::manifests::{Manifests, RoleScope};
 pub fn manifests() -> Manifests {
     Manifests {
         crds: api::crds(),
-        rbac_rules: operator_rs_runtime::controller::rbac_rules(&controller::controllers()),
+        rbac_rules: rbac_rules(&controller::controllers(), RbacScope::Project),
+        cluster_rbac_rules: rbac_rules(&controller::controllers(), RbacScope::Cluster),
         webhooks: webhook::webhooks(),
         // A ClusterRole: the manager watches every namespace.
         role_scope: RoleScope::Cluster,

@@ -35,7 +35,7 @@ use kube::runtime::events::EventType;
 use kube::runtime::watcher;
 use kube::{Api, Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
-    Context, ControllerFuture, ControllerSetup, PolicyRule, Runner, Shared, rule,
+    Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, rule,
 };
 use serde_json::json;
 
@@ -58,6 +58,7 @@ const MANAGED_BY: &str = "at-operator";
 pub const CONTROLLER: ControllerSetup = ControllerSetup {
     name: CONTROLLER_NAME,
     rbac_rules,
+    rbac_scope: RbacScope::Project,
     setup,
 };
 

@@ -37,7 +37,7 @@ use kube::runtime::events::EventType;
 use kube::runtime::watcher;
 use kube::{Api, Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
-    Context, ControllerFuture, ControllerSetup, PolicyRule, Runner, Shared, condition,
+    Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, condition,
     conditions_to_apply, rule,
 };
 use serde_json::json;
@@ -68,6 +68,7 @@ const AVAILABLE: &str = "Available";
 pub const CONTROLLER: ControllerSetup = ControllerSetup {
     name: CONTROLLER_NAME,
     rbac_rules,
+    rbac_scope: RbacScope::Project,
     setup,
 };
 

@@ -26,9 +26,11 @@
 //! cluster, no Docker. The set-up and the helpers (waiting, `kubectl`, the metrics endpoint, the
 //! restricted Pod Security Standard) are [`operator_rs_runtime::e2e`]'s.
 //!
-//! cert-manager is not installed: if you enable webhooks or the cert-manager patches of
-//! `config/default`, install it in the cluster before the tests, e.g. with
-//! `kubectl apply -f https://github.com/cert-manager/cert-manager/releases/download/<version>/cert-manager.yaml`.
+//! Once the project has webhooks (`operator-rs create webhook` writes `config/certmanager/`), the
+//! setup installs cert-manager (a pinned release, unless the cluster has it or
+//! `CERT_MANAGER_INSTALL_SKIP=true`) before deploying, and after deploying waits until
+//! cert-manager has injected its CA into the webhook configurations and the CRDs' conversion
+//! webhooks.
 //!
 //! - [`manager`]: the manager's pod runs, and its `/metrics` endpoint serves an authorized caller.
 //! - One module per kind whose controller `operator-rs create api --image` wrote, listed below.
