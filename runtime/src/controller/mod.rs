@@ -13,7 +13,7 @@ pub mod recovery;
 mod runner;
 
 pub use finalizer::finalizer;
-pub use owned::owner_reference;
+pub use owned::{Applied, owner_reference};
 pub use runner::{
     Context, LAST_APPLIED, Runner, Scope, hash_of, owned_changes, qualified_name, spec_changes,
     strip_for_cache,

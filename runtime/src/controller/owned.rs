@@ -2,7 +2,8 @@
 //! server-side applied as the controller, and owned by the custom resource they serve.
 //!
 //! [`Context::apply_owned`] is controller-runtime's `controllerutil.SetControllerReference`
-//! followed by a server-side apply with the controller's field manager, in one call.
+//! followed by a server-side apply with the controller's field manager, skipped when the object
+//! is already as desired, in one call.
 
 use std::fmt::Debug;
 
@@ -12,6 +13,7 @@ use kube::api::{Patch, PatchParams};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::is_applied;
 use super::runner::{Context, Scope};
 
 /// The controller owner reference to `owner` that Kubernetes expects on what a controller makes:
@@ -34,9 +36,28 @@ where
     })
 }
 
+/// What [`Context::apply_owned`] found and left: the object before and after, so that
+/// `reconcile` can tell users what it changed ("Deployment spec.replicas change from 3 to 4").
+#[derive(Clone, Debug)]
+pub struct Applied<K> {
+    /// The object as it was before: `None` when the apply created it.
+    pub before: Option<K>,
+    /// The object as stored now: the API server's answer to the apply, or `before` itself when
+    /// it already had every field of the desired object and nothing was written.
+    pub after: K,
+}
+
+impl<K> Applied<K> {
+    /// Whether the apply created the object.
+    pub fn created(&self) -> bool {
+        self.before.is_none()
+    }
+}
+
 impl<S> Context<S> {
-    /// Server-side applies `object` as this controller, owned by `owner`, and returns it as
-    /// stored.
+    /// Makes `object` exist as this controller wants it, owned by `owner`: reads it, and
+    /// server-side applies it as this controller unless it already has every field `object`
+    /// holds ([`is_applied`]: no request, no new version, no watch event).
     ///
     /// `object` gets the controller owner reference of [`owner_reference`] (in place of any it
     /// had) and, when it names no namespace and its kind is namespaced, the owner's namespace.
@@ -44,9 +65,16 @@ impl<S> Context<S> {
     /// controller takes back what someone changed by hand (`kubectl scale`), and leaves alone
     /// the fields it does not set, whoever owns them, such as the `clusterIP` and `nodePort` the
     /// API server allocates to a Service. Fields this controller applied before and leaves out
-    /// now are removed, so build the whole object every time. An apply that changes nothing
-    /// writes nothing on the API server, and no watch sees it.
-    pub async fn apply_owned<O, K>(&self, owner: &O, mut object: K) -> Result<K, kube::Error>
+    /// now are removed, so build the whole object every time.
+    ///
+    /// Like controller-runtime's `controllerutil.CreateOrUpdate` with
+    /// `SetControllerReference`, in one call, but with server-side apply instead of an update:
+    /// no conflicts with other writers of the object, and no fields of theirs overwritten.
+    pub async fn apply_owned<O, K>(
+        &self,
+        owner: &O,
+        mut object: K,
+    ) -> Result<Applied<K>, kube::Error>
     where
         O: Resource<DynamicType = ()>,
         K: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned + Debug,
@@ -60,8 +88,15 @@ impl<S> Context<S> {
         let namespace = meta.namespace.clone();
         let name = meta.name.clone().unwrap_or_default();
         let api = <K::Scope as Scope>::api_in::<K>(&self.client, namespace.as_deref());
-        let params = PatchParams::apply(self.name).force();
-        api.patch(&name, &params, &Patch::Apply(&object)).await
+        let before = api.get_opt(&name).await?;
+        let after = match &before {
+            Some(current) if is_applied(current, &object) => current.clone(),
+            _ => {
+                let params = PatchParams::apply(self.name).force();
+                api.patch(&name, &params, &Patch::Apply(&object)).await?
+            }
+        };
+        Ok(Applied { before, after })
     }
 }
 
@@ -97,6 +132,8 @@ mod tests {
 
         let applied = ctx.apply_owned(&owner, named::<ConfigMap>("child")).await;
         let applied = applied.unwrap();
+        assert!(applied.created());
+        let applied = applied.after;
         assert_eq!(applied.metadata.namespace.as_deref(), Some("apps"));
         let reference = &applied.metadata.owner_references.unwrap()[0];
         assert_eq!(reference.kind, "ConfigMap");
@@ -146,8 +183,38 @@ mod tests {
         fake.put(&allocated);
 
         let applied = ctx.apply_owned(&owner, service()).await.unwrap();
-        let spec = applied.spec.unwrap();
+        let spec = applied.after.spec.unwrap();
         assert_eq!(spec.cluster_ip.as_deref(), Some("10.96.0.10"));
         assert_eq!(spec.ports.unwrap()[0].node_port, Some(30080));
+    }
+
+    /// An object that already has every field the controller applies is not written again; one
+    /// changed by hand is, and `before` shows the change.
+    #[tokio::test]
+    async fn only_objects_that_differ_are_written() {
+        let fake = FakeApiServer::new();
+        let owner = owner(&fake).await;
+        let ctx = Context::new(fake.client(), "tester", ());
+        let child = |value: &str| {
+            let mut child = named::<ConfigMap>("child");
+            child.data = Some([("key".to_owned(), value.to_owned())].into());
+            child
+        };
+        ctx.apply_owned(&owner, child("a")).await.unwrap();
+
+        fake.clear_requests();
+        let again = ctx.apply_owned(&owner, child("a")).await.unwrap();
+        assert!(!again.created());
+        assert_eq!(fake.writes(), 0, "{:?}", fake.requests());
+        assert_eq!(
+            again.before.unwrap().metadata.resource_version,
+            again.after.metadata.resource_version
+        );
+
+        let changed = ctx.apply_owned(&owner, child("b")).await.unwrap();
+        assert_eq!(fake.writes(), 1);
+        let value = |map: &ConfigMap| map.data.as_ref().unwrap()["key"].clone();
+        assert_eq!(value(&changed.before.unwrap()), "a");
+        assert_eq!(value(&changed.after), "b");
     }
 }
