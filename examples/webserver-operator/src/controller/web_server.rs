@@ -17,10 +17,10 @@
 //! whether the pods are available.
 //!
 //! `reconcile` gets no diff, only the WebServer as it is now. It builds the Deployment and the
-//! Service the WebServer asks for and server-side applies both, every time: the apply creates
-//! what is missing (a Service deleted by hand comes back), scales the Deployment, changes its
-//! image (the Deployment controller then rolls the pods over) and changes nothing when nothing
-//! differs. It reads the Deployment before the apply only to tell users what changed.
+//! Service the WebServer asks for and hands each to `Context::apply_owned`, every time: that
+//! creates what is missing (a Service deleted by hand comes back), scales the Deployment,
+//! changes its image (the Deployment controller then rolls the pods over), and writes nothing
+//! when nothing differs. What was there before tells users what changed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::runtime::watcher;
-use kube::{Api, Resource as _, ResourceExt as _};
+use kube::{Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
     Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, condition,
     conditions_to_apply, rule,
@@ -127,14 +127,6 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
 /// error and the log line should say which object it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot read {kind} {namespace}/{name}")]
-    Get {
-        kind: &'static str,
-        namespace: String,
-        name: String,
-        #[source]
-        source: kube::Error,
-    },
     #[error("cannot apply {kind} {namespace}/{name}")]
     Apply {
         kind: &'static str,
@@ -166,19 +158,7 @@ async fn reconcile(web_server: Arc<WebServer>, ctx: Arc<Context>) -> Result<Acti
     let namespace = web_server.namespace().unwrap_or_default();
     let name = web_server.name_any();
     tracing::info!(controller = CONTROLLER_NAME, namespace, name, "reconciling");
-
-    // The Deployment: read first, only to tell what the apply changes.
-    let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), &namespace);
-    let get = |kind, name: &str| {
-        let (namespace, name) = (namespace.clone(), name.to_owned());
-        move |source| Error::Get {
-            kind,
-            namespace,
-            name,
-            source,
-        }
-    };
-    let apply = |kind, name: &str| {
+    let apply_error = |kind, name: &str| {
         let (namespace, name) = (namespace.clone(), name.to_owned());
         move |source| Error::Apply {
             kind,
@@ -187,73 +167,49 @@ async fn reconcile(web_server: Arc<WebServer>, ctx: Arc<Context>) -> Result<Acti
             source,
         }
     };
-    let before = deployments
-        .get_opt(&name)
+
+    // The Deployment. `apply_owned` reads it, applies it unless it is already as desired, and
+    // returns it as it was before and as it is now: enough to tell users what changed.
+    let deployment = ctx
+        .apply_owned(web_server.as_ref(), deployment(&web_server))
         .await
-        .map_err(get("Deployment", &name))?;
-    let desired = deployment(&web_server);
-    let after = ctx
-        .apply_owned(web_server.as_ref(), desired)
-        .await
-        .map_err(apply("Deployment", &name))?;
-    match before {
+        .map_err(apply_error("Deployment", &name))?;
+    match &deployment.before {
         None => {
             tracing::info!(namespace, name, "Creating a new Deployment");
             let note = format!("Created Deployment {name}");
-            ctx.publish(
-                web_server.as_ref(),
-                EventType::Normal,
-                "Created",
-                "CreateDeployment",
-                note,
-            )
-            .await;
+            let event = (EventType::Normal, "Created", "CreateDeployment");
+            publish(&ctx, &web_server, event, note).await;
         }
         Some(before) => {
             // The two changes the kubebuilder tutorial logs: a new replica count and a new image.
-            let (from, to) = (replicas(&before), replicas(&after));
+            let after = &deployment.after;
+            let (from, to) = (replicas(before), replicas(after));
             if from != to {
                 let note = format!("Deployment spec.replicas change from {from} to {to}");
                 tracing::info!(namespace, name, from, to, "{note}");
-                ctx.publish(
-                    web_server.as_ref(),
-                    EventType::Normal,
-                    "Scaled",
-                    "ScaleDeployment",
-                    note,
-                )
-                .await;
+                let event = (EventType::Normal, "Scaled", "ScaleDeployment");
+                publish(&ctx, &web_server, event, note).await;
             }
-            let (from, to) = (image(&before), image(&after));
+            let (from, to) = (image(before), image(after));
             if from != to {
                 let note = format!(
                     "Deployment spec.template.spec.containers[0].image change from {from} to {to}"
                 );
                 tracing::info!(namespace, name, from, to, "{note}");
-                ctx.publish(
-                    web_server.as_ref(),
-                    EventType::Normal,
-                    "Upgraded",
-                    "UpdateImage",
-                    note,
-                )
-                .await;
+                let event = (EventType::Normal, "Upgraded", "UpdateImage");
+                publish(&ctx, &web_server, event, note).await;
             }
         }
     }
 
     // The Service: applied the same way, so a deleted Service is created again.
-    let services = Api::<Service>::namespaced(ctx.client.clone(), &namespace);
     let service_name = service_name(&web_server);
-    let existed = services
-        .get_opt(&service_name)
+    let service = ctx
+        .apply_owned(web_server.as_ref(), service(&web_server))
         .await
-        .map_err(get("Service", &service_name))?
-        .is_some();
-    ctx.apply_owned(web_server.as_ref(), service(&web_server))
-        .await
-        .map_err(apply("Service", &service_name))?;
-    if !existed {
+        .map_err(apply_error("Service", &service_name))?;
+    if service.created() {
         tracing::info!(
             namespace,
             name,
@@ -261,20 +217,15 @@ async fn reconcile(web_server: Arc<WebServer>, ctx: Arc<Context>) -> Result<Acti
             "Creating a new Service"
         );
         let note = format!("Created Service {service_name}");
-        ctx.publish(
-            web_server.as_ref(),
-            EventType::Normal,
-            "Created",
-            "CreateService",
-            note,
-        )
-        .await;
+        let event = (EventType::Normal, "Created", "CreateService");
+        publish(&ctx, &web_server, event, note).await;
     }
 
     // Available once the Deployment has all its pods available. Its status changes reconcile the
     // WebServer again (it is watched), so this turns True as soon as they are.
     let wanted = web_server.spec.replicas;
-    let available = after
+    let available = deployment
+        .after
         .status
         .and_then(|status| status.available_replicas)
         .unwrap_or(0);
@@ -290,6 +241,7 @@ async fn reconcile(web_server: Arc<WebServer>, ctx: Arc<Context>) -> Result<Acti
         .as_ref()
         .map_or(&[][..], |status| &status.conditions);
     let desired = vec![condition(AVAILABLE, status, reason, message, generation)];
+    // Only a change is written: the same conditions again would be a write for nothing.
     if let Some(conditions) = conditions_to_apply(current, desired) {
         ctx.apply_status(web_server.as_ref(), json!({ "conditions": conditions }))
             .await
@@ -300,6 +252,16 @@ async fn reconcile(web_server: Arc<WebServer>, ctx: Arc<Context>) -> Result<Acti
             })?;
     }
     Ok(Action::requeue(RESYNC_PERIOD))
+}
+
+/// Publishes an Event about `web_server`: its type, reason and action, and its note.
+async fn publish(
+    ctx: &Context,
+    web_server: &WebServer,
+    (type_, reason, action): (EventType, &str, &str),
+    note: String,
+) {
+    ctx.publish(web_server, type_, reason, action, note).await;
 }
 
 /// The labels of the pods of `web_server`, which its Deployment and Service select: its own
@@ -424,6 +386,7 @@ fn image(deployment: &Deployment) -> &str {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::events::v1::Event;
+    use kube::Api;
     use kube::CustomResourceExt as _;
     use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
     use operator_rs_runtime::testing::fake::FakeApiServer;
@@ -543,6 +506,33 @@ mod tests {
         assert_eq!(replicas(&stored_deployment(&fake)), 4);
         let scaled = "Deployment spec.replicas change from 3 to 4".to_owned();
         assert!(events(&fake).contains(&scaled), "{:?}", events(&fake));
+    }
+
+    /// A Deployment scaled by hand (`kubectl scale`) is put back to the WebServer's replicas.
+    #[tokio::test]
+    async fn a_deployment_scaled_by_hand_is_put_back() {
+        let (fake, api) = cluster().await;
+        reconcile_sample(&fake, &api).await;
+        let mut scaled = stored_deployment(&fake);
+        scaled.spec.as_mut().unwrap().replicas = Some(1);
+        fake.put(&scaled);
+
+        reconcile_sample(&fake, &api).await;
+        assert_eq!(replicas(&stored_deployment(&fake)), 3);
+        let put_back = "Deployment spec.replicas change from 1 to 3".to_owned();
+        assert!(events(&fake).contains(&put_back), "{:?}", events(&fake));
+    }
+
+    /// Reconciling a WebServer that has what it asks for writes nothing: no apply, no status,
+    /// no Event.
+    #[tokio::test]
+    async fn nothing_to_do_writes_nothing() {
+        let (fake, api) = cluster().await;
+        reconcile_sample(&fake, &api).await;
+        fake.clear_requests();
+
+        reconcile_sample(&fake, &api).await;
+        assert_eq!(fake.writes(), 0, "{:?}", fake.requests());
     }
 
     #[tokio::test]
