@@ -68,7 +68,7 @@ pub const CONTROLLER: ControllerSetup = ControllerSetup {
 /// of this controller, and calls `reconcile` for each At, with metrics, retries and graceful
 /// shutdown.
 fn setup(shared: &Shared) -> ControllerFuture {
-    // Only the Pods of this controller: a much smaller cache than every Pod of the cluster.
+    // Only the Pods of this controller: far fewer watch events than every Pod of the cluster.
     let managed = format!("app.kubernetes.io/managed-by={MANAGED_BY}");
     Runner::<At>::new(CONTROLLER_NAME, shared)
         // A change of a Pod (it starts, it finishes) reconciles the At that owns it.
@@ -136,10 +136,15 @@ pub enum Error {
     },
 }
 
+/// The longest the controller waits for a schedule in one go: an At due in a year is looked at
+/// again every day until then. (kube's queue of requeues cannot hold a time more than about two
+/// years ahead, and a schedule is whatever the user wrote.)
+pub const LONGEST_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// What an At needs now, from its schedule, its Pod and the time.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Plan {
-    /// Nothing yet: come back in this long, at the schedule.
+    /// Nothing yet: come back in this long, at the schedule (or after [`LONGEST_WAIT`]).
     Wait(Duration),
     /// The schedule has come and there is no Pod: create it.
     Start,
@@ -161,7 +166,7 @@ pub fn plan(at: &At, pod: Option<&Pod>, now: Timestamp) -> Plan {
         None => {
             let wait = at.spec.schedule.0.duration_since(now);
             if wait.is_positive() {
-                Plan::Wait(wait.unsigned_abs())
+                Plan::Wait(wait.unsigned_abs().min(LONGEST_WAIT))
             } else {
                 Plan::Start
             }
@@ -411,6 +416,9 @@ mod tests {
         assert_eq!(wait(1), Plan::Wait(Duration::from_secs(1)));
         assert_eq!(wait(0), Plan::Start);
         assert_eq!(wait(-60), Plan::Start);
+        // A schedule years ahead is looked at again daily.
+        let years = 10 * 365 * 24 * 3600;
+        assert_eq!(wait(years), Plan::Wait(LONGEST_WAIT));
     }
 
     #[test]

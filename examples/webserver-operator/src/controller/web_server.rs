@@ -78,7 +78,8 @@ pub const CONTROLLER: ControllerSetup = ControllerSetup {
 /// the Deployments and Services this controller made, and calls `reconcile` for each WebServer,
 /// with metrics, retries and graceful shutdown.
 fn setup(shared: &Shared) -> ControllerFuture {
-    // Only the objects of this controller: smaller caches than all Deployments and Services.
+    // Only the objects of this controller: far fewer watch events than all Deployments and
+    // Services of the cluster.
     let managed =
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGED_BY}"));
     Runner::<WebServer>::new(CONTROLLER_NAME, shared)
