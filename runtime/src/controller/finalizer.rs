@@ -5,21 +5,27 @@
 //! new object, and a controller that must reconcile on changes of its own finalizers. This one
 //! goes on with [`Event::Apply`] on the object as the API server returned it after adding the
 //! finalizer, so a new object is reconciled once, and the [`Runner`](super::Runner) need not
-//! react to finalizer changes at all. Everything else (the JSON patches with their `test`
-//! operations, the clean-up before the finalizer is removed, the error type) is kube's.
+//! react to finalizer changes at all. It takes the controller's [`Context`] rather than an
+//! `Api`, so that the objects its patches return are remembered until the cache has them
+//! ([`Context::wrote`]): a reconciliation of the same object that starts before the watch event
+//! of the finalizer patch sees the finalizer, and does not send the patch again. Everything else
+//! (the JSON patches with their `test` operations, the clean-up before the finalizer is removed,
+//! the error type) is kube's.
 
 use std::error::Error as StdError;
 use std::fmt::Debug;
 use std::sync::Arc;
 
 use json_patch::{AddOperation, PatchOperation, RemoveOperation, TestOperation, jsonptr};
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 pub use kube::runtime::finalizer::{Error, Event};
 use kube::{Resource, ResourceExt as _};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use super::{Context, Scope};
 
 /// Runs `reconcile` for `object` behind the finalizer `name`, like kube's
 /// `kube::runtime::finalizer::finalizer`:
@@ -32,19 +38,30 @@ use serde_json::Value;
 ///   if the clean-up succeeded, so that Kubernetes can delete the object;
 /// - an object being deleted without it: nothing to do.
 ///
-/// An object that has the finalizer already is not written: no request.
-pub async fn finalizer<K, F, Fut, E>(
-    api: &Api<K>,
+/// An object that has the finalizer already is not written: no request. The patches go through
+/// `ctx.client`, and the objects they return are remembered as the controller's own writes
+/// ([`Context::wrote`]).
+pub async fn finalizer<K, S, F, Fut, E>(
+    ctx: &Context<S>,
     name: &str,
     object: Arc<K>,
     reconcile: F,
 ) -> Result<Action, Error<E>>
 where
-    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + Send
+        + Sync
+        + 'static,
+    K::Scope: Scope,
     F: FnOnce(Event<K>) -> Fut,
     Fut: Future<Output = Result<Action, E>>,
     E: StdError + 'static,
 {
+    let api = <K::Scope as Scope>::api_in::<K>(&ctx.client, object.meta().namespace.as_deref());
     let index = object.finalizers().iter().position(|f| f == name);
     let deleting = object.meta().deletion_timestamp.is_some();
     let object_name = object.meta().name.clone().ok_or(Error::UnnamedObject)?;
@@ -66,13 +83,15 @@ where
                 }),
                 PatchOperation::Remove(RemoveOperation { path }),
             ];
-            api.patch::<K>(
-                &object_name,
-                &PatchParams::default(),
-                &Patch::<K>::Json(json_patch::Patch(patch)),
-            )
-            .await
-            .map_err(Error::RemoveFinalizer)?;
+            let stored = api
+                .patch::<K>(
+                    &object_name,
+                    &PatchParams::default(),
+                    &Patch::<K>::Json(json_patch::Patch(patch)),
+                )
+                .await
+                .map_err(Error::RemoveFinalizer)?;
+            ctx.wrote(&stored);
             Ok(action)
         }
         (None, false) => {
@@ -111,10 +130,11 @@ where
                 .await;
             let stored = match patched {
                 Ok(stored) => stored,
-                // The `test` failed: the cache that `object` comes from is behind the API server,
-                // typically because this controller added the finalizer a moment ago and the
-                // watch event has not come yet. Go on with the object as stored if it has the
-                // finalizer, instead of failing and retrying until the cache catches up.
+                // The `test` failed: the cache that `object` comes from is behind the API server
+                // in a way that `Context::wrote` could not make up for (someone else added the
+                // finalizer: another replica of the manager before a change of leader). Go on
+                // with the object as stored if it has the finalizer, instead of failing and
+                // retrying until the cache catches up.
                 Err(error) if is_conflict(&error) => match api.get(&object_name).await {
                     Ok(stored)
                         if stored.finalizers().iter().any(|f| f == name)
@@ -126,6 +146,7 @@ where
                 },
                 Err(error) => return Err(Error::AddFinalizer(error)),
             };
+            ctx.wrote(&stored);
             reconcile(Event::Apply(Arc::new(stored)))
                 .await
                 .map_err(Error::ApplyFailed)
@@ -175,9 +196,9 @@ mod tests {
     /// Runs `finalizer` for `object` against `fake`; returns what the reconciliation got: the
     /// event and the finalizers of its object.
     async fn run(fake: &FakeApiServer, object: ConfigMap) -> (&'static str, Vec<String>) {
-        let api = Api::<ConfigMap>::namespaced(fake.client(), "default");
+        let ctx = Context::new(fake.client(), "tester", ());
         let seen = Mutex::new(None);
-        finalizer(&api, NAME, Arc::new(object), |event| async {
+        finalizer(&ctx, NAME, Arc::new(object), |event| async {
             let (event, object) = match event {
                 Event::Apply(object) => ("apply", object),
                 Event::Cleanup(object) => ("cleanup", object),
@@ -206,6 +227,46 @@ mod tests {
         let stored = fake.put(&config_map(&[NAME]));
         assert_eq!(run(&fake, stored).await, ("apply", vec![NAME.to_owned()]));
         assert_eq!(fake.requests(), []);
+    }
+
+    /// Read-your-writes: a controller run by the `Runner` remembers what its finalizer patch
+    /// and status write returned, so a second reconciliation from a cache that has seen neither
+    /// gets the object as written, and sends nothing (no refused patch, no status again).
+    #[tokio::test]
+    async fn a_reconciliation_from_a_stale_cache_sees_the_controllers_own_writes() {
+        use k8s_openapi::api::apps::v1::Deployment;
+
+        use crate::controller::written::Written;
+        let fake = FakeApiServer::new();
+        let deployment = Deployment {
+            metadata: config_map(&[]).metadata,
+            ..Deployment::default()
+        };
+        let cached = Arc::new(fake.put(&deployment));
+        let ctx = Context::with_written(fake.client(), "tester", (), Written::of::<Deployment>());
+        let reconcile = |object: Arc<Deployment>| {
+            finalizer(&ctx, NAME, object, |event| async {
+                let Event::Apply(object) = event else {
+                    panic!("not deleted")
+                };
+                if object.status.is_none() {
+                    let status = serde_json::json!({ "replicas": 1 });
+                    ctx.apply_status(object.as_ref(), status).await?;
+                }
+                Ok::<_, kube::Error>(Action::await_change())
+            })
+        };
+        reconcile(ctx.latest(Arc::clone(&cached))).await.unwrap();
+        assert_eq!(fake.count(Verb::Patch), 2, "the finalizer, the status");
+
+        fake.clear_requests();
+        let latest = ctx.latest(Arc::clone(&cached));
+        assert_eq!(latest.finalizers(), [NAME]);
+        assert!(latest.meta().managed_fields.is_none(), "stored as the cache");
+        // The status write is what is remembered: it came last.
+        assert_eq!(latest.status.as_ref().unwrap().replicas, Some(1));
+        reconcile(latest).await.unwrap();
+        assert_eq!(fake.requests(), [], "nothing sent again");
     }
 
     /// The object from the cache lacks the finalizer that the API server already has: the

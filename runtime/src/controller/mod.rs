@@ -7,10 +7,12 @@
 //! takes care of namespaces, metrics, retries, readiness and shutdown, so that the controller's
 //! file holds only its `reconcile` function, its RBAC rules and its tests.
 
+pub mod events;
 pub mod finalizer;
 mod owned;
 pub mod recovery;
 mod runner;
+mod written;
 
 pub use finalizer::finalizer;
 pub use owned::{Applied, owner_reference};

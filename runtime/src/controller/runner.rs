@@ -11,7 +11,6 @@ use futures::{Stream, StreamExt as _, future};
 use kube::api::{Patch, PatchParams};
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::utils::{Backoff as StreamBackoff, ResetTimerBackoff};
 use kube::runtime::watcher::ExponentialBackoff;
@@ -21,7 +20,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::events::{Event, EventType, Recorder, Reporter};
 use super::recovery::{Recovery, is_unreachable};
+use super::written::Written;
 use super::{ControllerFuture, Shared, log_result};
 use crate::manager::backoff::Backoff;
 use crate::manager::namespaces::{WatchNamespaces, join_controllers};
@@ -37,18 +38,29 @@ pub struct Context<S = ()> {
     pub client: Client,
     /// Publishes Events (`kubectl describe`, `kubectl events`) as this controller. Kept for the
     /// controller's lifetime because it remembers recent Events: a repeated Event becomes a count
-    /// on the first one instead of a new object.
+    /// on the first one instead of a new object. The runtime's [`Recorder`], which remembers at
+    /// most 4,096 of them, rather than kube's, which remembers every Event of the last 6 minutes.
     pub recorder: Recorder,
     /// The controller's name: its logs' `controller` field, its Events' `reportingController`,
     /// and the field manager of its server-side applies.
     pub name: &'static str,
     /// The controller's own state.
     pub state: S,
+    /// The objects of the reconciled kind that this controller wrote and its cache has not seen
+    /// yet (read-your-writes, see [`Context::wrote`]).
+    written: Written,
 }
 
 impl<S> Context<S> {
     /// A context for the controller `name` talking to the API server through `client`.
+    ///
+    /// It remembers none of the controller's writes (see [`Context::wrote`]): the [`Runner`]
+    /// builds the context of a running controller, which does.
     pub fn new(client: Client, name: &'static str, state: S) -> Self {
+        Self::with_written(client, name, state, Written::disabled())
+    }
+
+    pub(crate) fn with_written(client: Client, name: &'static str, state: S, written: Written) -> Self {
         let reporter = Reporter {
             controller: name.to_owned(),
             instance: None,
@@ -58,7 +70,35 @@ impl<S> Context<S> {
             client,
             name,
             state,
+            written,
         }
+    }
+
+    /// Takes note of `object` as the API server returned it after a write of this controller
+    /// (a patch or an update of the reconciled object itself), so that a reconciliation that
+    /// starts before the watch has brought that write to the cache gets this version instead of
+    /// the older one in the cache: read-your-writes. Without it, that reconciliation would act
+    /// on what the controller has just changed, and write it again (a finalizer patch that the
+    /// API server refuses, a status that is already there).
+    ///
+    /// [`Context::apply_status`] and [`finalizer`](super::finalizer::finalizer) call it; call it
+    /// yourself after writing the reconciled object through an `Api` of your own. It keeps only
+    /// objects of the kind the [`Runner`] reconciles, and only until the cache has caught up
+    /// with them (by `resourceVersion`), so it holds the few writes on their way through the
+    /// watch, not a second cache. It does nothing in a context built with [`Context::new`].
+    pub fn wrote<K>(&self, object: &K)
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+    {
+        self.written.record(object);
+    }
+
+    /// The object `reconcile` gets: `cached`, or this controller's own newer write of it.
+    pub(crate) fn latest<K>(&self, cached: Arc<K>) -> Arc<K>
+    where
+        K: Resource + Send + Sync + 'static,
+    {
+        self.written.latest(cached)
     }
 
     /// Writes `status` (a JSON object with the status fields this controller owns, e.g.
@@ -69,9 +109,13 @@ impl<S> Context<S> {
     /// others own, and it is forced: a controller owns its fields even when someone else has set
     /// them (the Kubernetes API conventions ask controllers to force). Fields the controller
     /// applied before but leaves out now are removed, so apply every field you own every time.
+    ///
+    /// The object returned is remembered until the cache has it ([`Context::wrote`]): a
+    /// reconciliation that starts before then sees the status written, and does not write it
+    /// again.
     pub async fn apply_status<K>(&self, object: &K, status: Value) -> Result<K, kube::Error>
     where
-        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
         K::Scope: Scope,
     {
         let api =
@@ -83,7 +127,9 @@ impl<S> Context<S> {
         });
         let name = object.meta().name.as_deref().unwrap_or_default();
         let params = PatchParams::apply(self.name).force();
-        api.patch_status(name, &params, &Patch::Apply(&patch)).await
+        let stored = api.patch_status(name, &params, &Patch::Apply(&patch)).await?;
+        self.wrote(&stored);
+        Ok(stored)
     }
 
     /// Publishes an Event about `object` as this controller: `kubectl describe` and `kubectl
@@ -541,7 +587,13 @@ where
             max_concurrent_reconciles,
         } = self;
         let workers = max_concurrent_reconciles.unwrap_or(shared.max_concurrent_reconciles);
-        let context = Arc::new(Context::new(shared.client.clone(), name, state));
+        let written = Written::of::<K>();
+        let context = Arc::new(Context::with_written(
+            shared.client.clone(),
+            name,
+            state,
+            written.clone(),
+        ));
         let metrics = shared.metrics.controller(name, workers);
         let backoff = Backoff::<K>::default();
         let config = controller::Config::default().concurrency(workers);
@@ -564,10 +616,18 @@ where
                 // Failures for want of an API server are retried together as soon as it is
                 // back (see `Recovery`).
                 let recovery = Recovery::<K>::default();
+                // Once the cache has a write of the controller's own, it need not be
+                // remembered any longer (see `Context::wrote`).
+                let written = written.clone();
                 let triggers = watcher(api, watcher_config.clone())
                     .backoff(watch_backoff())
                     .modify(strip_for_cache::<K>)
                     .reflect(writer)
+                    .inspect(move |event| {
+                        if let Ok(event) = event {
+                            written.observe(event);
+                        }
+                    })
                     .applied_objects()
                     .predicate_filter(move |object: &K| change(object), PredicateConfig::default());
                 let mut controller = Controller::for_stream(triggers, reader)
@@ -590,6 +650,8 @@ where
                 let measured = move |object: Arc<K>, ctx: Arc<Context<S>>| {
                     let (metrics, backoff, recovery) =
                         (metrics.clone(), on_success.clone(), succeeded.clone());
+                    // The cache may not have the controller's last write of the object yet.
+                    let object = ctx.latest(object);
                     let reconciled = reconcile(Arc::clone(&object), ctx);
                     async move {
                         let result = metrics.measure(reconciled).await;

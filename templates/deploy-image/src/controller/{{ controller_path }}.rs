@@ -203,11 +203,13 @@ async fn reconcile(object: Arc<{{ kind }}>, ctx: Arc<Context<String>>) -> Result
     let namespace = object.namespace().unwrap_or_default();
     let name = object.name_any();
     tracing::info!(controller = CONTROLLER_NAME, namespace, name, "reconciling");
-    let api = Api::<{{ kind }}>::namespaced(ctx.client.clone(), &namespace);
-    finalizer(&api, FINALIZER, object, |event| async move {
+    // The finalizer's patches go through `ctx`, which remembers the object they return until the
+    // cache has it: a reconciliation that comes sooner does not add the finalizer again.
+    let ctx = ctx.as_ref();
+    finalizer(ctx, FINALIZER, object, |event| async move {
         match event {
-            finalizer::Event::Apply(object) => apply(&object, &ctx).await,
-            finalizer::Event::Cleanup(object) => cleanup(&object, &ctx).await,
+            finalizer::Event::Apply(object) => apply(&object, ctx).await,
+            finalizer::Event::Cleanup(object) => cleanup(&object, ctx).await,
         }
     })
     .await

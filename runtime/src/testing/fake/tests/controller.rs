@@ -50,8 +50,7 @@ const FIRST_REPORT_AFTER: Duration = Duration::from_secs(10);
 
 async fn reconcile(widget: Arc<Widget>, ctx: Arc<Context<Reconciles>>) -> Result<Action, Error> {
     ctx.state.fetch_add(1, Ordering::Relaxed);
-    let api = Api::<Widget>::namespaced(ctx.client.clone(), &widget.namespace().unwrap());
-    finalizer(&api, FINALIZER, widget, |event| async {
+    finalizer(ctx.as_ref(), FINALIZER, widget, |event| async {
         match event {
             finalizer::Event::Apply(widget) => apply(&widget, &ctx).await,
             finalizer::Event::Cleanup(widget) => {
@@ -346,6 +345,13 @@ async fn a_cold_backlog_costs_three_writes_and_two_reconciles_per_object() {
     );
     let writes = writes(&fake);
     assert!(writes <= 3 * N, "{writes} writes for {N} objects");
+    // None of them refused: the controller reads its own writes (see `Context::wrote`).
+    let refused = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.verb.is_write() && r.status.as_u16() >= 400)
+        .count();
+    assert_eq!(refused, 0);
 
     shared.shutdown.cancel();
     controller.await.unwrap().unwrap();
