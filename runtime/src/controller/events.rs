@@ -85,7 +85,8 @@ impl Recorder {
         });
         if let Some((name, namespace, count)) = repeat {
             let events = Api::<K8sEvent>::namespaced(self.client.clone(), &namespace);
-            let series = json!({ "series": { "count": count, "lastObservedTime": MicroTime(now) } });
+            let series =
+                json!({ "series": { "count": count, "lastObservedTime": MicroTime(now) } });
             match events
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&series))
                 .await
@@ -247,7 +248,10 @@ mod tests {
         recorder.publish(&event("one"), &a).await.unwrap();
         recorder.publish(&event("one"), &a).await.unwrap();
         recorder.publish(&event("two"), &a).await.unwrap();
-        recorder.publish(&event("one"), &regarding("b")).await.unwrap();
+        recorder
+            .publish(&event("one"), &regarding("b"))
+            .await
+            .unwrap();
         assert_eq!((fake.count(Verb::Create), fake.count(Verb::Patch)), (3, 2));
 
         let events = fake.list::<K8sEvent>();

@@ -262,7 +262,10 @@ mod tests {
         fake.clear_requests();
         let latest = ctx.latest(Arc::clone(&cached));
         assert_eq!(latest.finalizers(), [NAME]);
-        assert!(latest.meta().managed_fields.is_none(), "stored as the cache");
+        assert!(
+            latest.meta().managed_fields.is_none(),
+            "stored as the cache"
+        );
         // The status write is what is remembered: it came last.
         assert_eq!(latest.status.as_ref().unwrap().replicas, Some(1));
         reconcile(latest).await.unwrap();

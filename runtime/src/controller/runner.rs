@@ -60,7 +60,12 @@ impl<S> Context<S> {
         Self::with_written(client, name, state, Written::disabled())
     }
 
-    pub(crate) fn with_written(client: Client, name: &'static str, state: S, written: Written) -> Self {
+    pub(crate) fn with_written(
+        client: Client,
+        name: &'static str,
+        state: S,
+        written: Written,
+    ) -> Self {
         let reporter = Reporter {
             controller: name.to_owned(),
             instance: None,
@@ -127,7 +132,9 @@ impl<S> Context<S> {
         });
         let name = object.meta().name.as_deref().unwrap_or_default();
         let params = PatchParams::apply(self.name).force();
-        let stored = api.patch_status(name, &params, &Patch::Apply(&patch)).await?;
+        let stored = api
+            .patch_status(name, &params, &Patch::Apply(&patch))
+            .await?;
         self.wrote(&stored);
         Ok(stored)
     }
@@ -432,6 +439,10 @@ type AddWatch<K> = Box<dyn Fn(Controller<K>, &Client, Option<&str>) -> Controlle
 ///   or a child comes back as a watch event: unfiltered, each costs a reconciliation that finds
 ///   nothing to do. The spec's generation still catches drift (a child scaled by hand) at once;
 ///   periodic requeues catch the rest;
+/// - read-your-writes: `reconcile` gets the object as the controller's own last write of it
+///   returned ([`Context::apply_status`], the finalizer patches of
+///   [`finalizer`](super::finalizer::finalizer), [`Context::wrote`]) while the cache has not seen
+///   that write yet, so that it does not do again what it has just done;
 /// - caches without `managedFields` and the `kubectl apply` annotation ([`strip_for_cache`]);
 /// - on shutdown, reconciles in flight finish before the process exits.
 pub struct Runner<'a, K>

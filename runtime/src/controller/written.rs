@@ -86,7 +86,10 @@ impl Written {
             return;
         };
         let mut objects = self.lock();
-        if objects.get(uid).is_some_and(|entry| entry.version >= version) {
+        if objects
+            .get(uid)
+            .is_some_and(|entry| entry.version >= version)
+        {
             return;
         }
         let mut object = object.clone();
@@ -194,7 +197,10 @@ mod tests {
         written.record(&config_map("a", "12", "written"));
         let latest = written.latest(Arc::new(config_map("a", "11", "cached")));
         assert_eq!(data(&latest), "written");
-        assert!(latest.managed_fields().is_empty(), "stored as the cache would");
+        assert!(
+            latest.managed_fields().is_empty(),
+            "stored as the cache would"
+        );
         assert_eq!(written.len(), 1, "kept until the cache has caught up");
         // Another object is not concerned.
         let other = written.latest(Arc::new(config_map("b", "5", "cached")));
