@@ -307,7 +307,11 @@ pub fn strip_for_cache<K: Resource>(object: &mut K) {
 /// and later a new child is almost always the controller's own creation, whose watch event
 /// would cost a reconciliation that finds nothing to do. A relist of the watch (after a `410
 /// Gone` or an outage) compares with the hashes seen before it, so a child changed while the
-/// watch was down still reconciles its owner, and objects deleted meanwhile are forgotten.
+/// watch was down still reconciles its owner; a child first seen in a relist does too, since it
+/// may have changed since its creation while the watch was away (after an outage, the children
+/// created as the backlog resumed, and already available by the time the watch is back, are what
+/// their owners wait for). Objects deleted while the watch was down are forgotten: their owners'
+/// periodic requeue finds them missing.
 fn changed_objects<K>(
     events: impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + 'static,
     change: impl Fn(&K) -> Option<u64> + Send + 'static,
@@ -319,6 +323,8 @@ where
     // objects listed so far, which replace them when the list is complete.
     let mut seen: HashMap<String, u64> = HashMap::new();
     let mut relisted: Option<HashMap<String, u64>> = None;
+    // Whether a list has completed: every list after the first is a relist.
+    let mut first_list_done = false;
     events.filter_map(move |event| {
         let uid = |object: &K| object.meta().uid.clone().unwrap_or_default();
         let triggered = match event {
@@ -331,6 +337,7 @@ where
                 if let Some(listed) = relisted.take() {
                     seen = listed;
                 }
+                first_list_done = true;
                 None
             }
             Ok(watcher::Event::InitApply(object) | watcher::Event::Apply(object)) => {
@@ -338,7 +345,10 @@ where
                     None => Some(Ok(object)),
                     Some(hash) => {
                         let uid = uid(&object);
-                        let changed = seen.get(&uid).is_some_and(|&last| last != hash);
+                        let changed = match seen.get(&uid) {
+                            Some(&last) => last != hash,
+                            None => first_list_done && relisted.is_some(),
+                        };
                         if let Some(listed) = relisted.as_mut() {
                             listed.insert(uid.clone(), hash);
                         }
@@ -749,6 +759,61 @@ mod tests {
         assert_eq!(delay(&b), Action::requeue(Duration::from_millis(5)));
         backoff.on_success(&ObjectRef::from_obj(&a));
         assert_eq!(delay(&a), Action::requeue(Duration::from_millis(5)));
+    }
+
+    /// What `changed_objects` lets through of a watch's events: the names of the objects.
+    fn triggered(events: Vec<watcher::Event<ConfigMap>>) -> Vec<String> {
+        let hash = |map: &ConfigMap| Some(hash_of(&map.data));
+        let events = futures::stream::iter(events.into_iter().map(Ok));
+        let triggers = changed_objects(events, hash).map(|object| object.unwrap());
+        futures::executor::block_on(triggers.collect::<Vec<_>>())
+            .into_iter()
+            .map(|map| map.metadata.name.unwrap_or_default())
+            .collect()
+    }
+
+    /// A config map with a uid (the key of `changed_objects`) and one value.
+    fn with_value(name: &str, value: &str) -> ConfigMap {
+        let mut map = config_map(name);
+        map.metadata.uid = Some(format!("uid-{name}"));
+        map.data = Some([("key".to_owned(), value.to_owned())].into());
+        map
+    }
+
+    #[test]
+    fn children_trigger_on_changes_and_deletions_not_on_first_sight() {
+        use watcher::Event::{Apply, Delete, Init, InitApply, InitDone};
+        let events = vec![
+            Init,
+            InitApply(with_value("listed", "1")),
+            InitDone,
+            // Created by the controller: no trigger; changed then: a trigger.
+            Apply(with_value("new", "1")),
+            Apply(with_value("new", "2")),
+            // The same again (a relabel the hash ignores, a resync): no trigger.
+            Apply(with_value("new", "2")),
+            Delete(with_value("listed", "1")),
+        ];
+        assert_eq!(triggered(events), ["new", "listed"]);
+    }
+
+    /// After an outage the watch relists: a child changed while it was away triggers, and so
+    /// does one it never saw (created and changed meanwhile); one unchanged does not.
+    #[test]
+    fn a_relist_triggers_what_changed_while_the_watch_was_away() {
+        use watcher::Event::{Init, InitApply, InitDone};
+        let events = vec![
+            Init,
+            InitApply(with_value("unchanged", "1")),
+            InitApply(with_value("changed", "1")),
+            InitDone,
+            Init,
+            InitApply(with_value("unchanged", "1")),
+            InitApply(with_value("changed", "2")),
+            InitApply(with_value("unseen", "1")),
+            InitDone,
+        ];
+        assert_eq!(triggered(events), ["changed", "unseen"]);
     }
 
     #[test]
