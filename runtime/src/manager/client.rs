@@ -6,6 +6,15 @@
 //! take minutes over a backlog that the API server could take in seconds, and the API server's
 //! API Priority and Fairness already shares its capacity fairly between clients. The flags are
 //! there for API servers that need the client to hold back.
+//!
+//! Nor does the client retry a request on its own. kube's client retries every `429`, `503` and
+//! `504` up to 15 times, 5 ms apart at first and doubling: a request sent while the API server is
+//! away (behind a load balancer that answers `503`, or starting up) waits through 2 minutes of
+//! retries before it fails, and after the outage it sleeps up to half a minute before its next
+//! try. The manager has its own answers, which need the failure to come back at once: watches
+//! back off on their own and relist, a failed reconciliation is retried with its object's backoff,
+//! and reconciliations that failed for want of an API server run again as soon as it answers
+//! (see `controller::recovery`). client-go retries only when the server says when (`Retry-After`).
 
 use std::time::Duration;
 
@@ -20,6 +29,13 @@ pub async fn build(qps: f64, burst: u32) -> anyhow::Result<Client> {
     let config = Config::infer()
         .await
         .context("cannot create a Kubernetes client from the kubeconfig or in-cluster config")?;
+    from_config(config, qps, burst)
+}
+
+/// [`build`], from a configuration at hand.
+pub fn from_config(mut config: Config, qps: f64, burst: u32) -> anyhow::Result<Client> {
+    // No retries inside the client: see the module's documentation.
+    config.default_retry = false;
     let builder = ClientBuilder::try_from(config).context("cannot create a Kubernetes client")?;
     Ok(match rate_limit(qps, burst) {
         Some(layer) => builder.with_layer(&layer).build(),
@@ -51,6 +67,35 @@ mod tests {
     use tower::{Layer as _, Service as _, ServiceExt as _};
 
     use super::*;
+
+    /// While the API server answers `503`, a request fails at once, for the manager's own
+    /// backoffs and recovery to act on, instead of waiting through kube's retries.
+    #[tokio::test]
+    async fn an_unavailable_api_server_fails_requests_at_once() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+
+        use crate::testing::fake::FakeApiServer;
+
+        let fake = FakeApiServer::new();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let server = fake.clone();
+        tokio::spawn(async move { server.serve(listener).await });
+        let config = Config::new(url.parse().unwrap());
+        let client = from_config(config, 0.0, 0).unwrap();
+        let api = kube::Api::<ConfigMap>::namespaced(client, "default");
+        api.list(&Default::default()).await.unwrap();
+
+        fake.unavailable_for(Duration::from_secs(600));
+        // kube's retries would take minutes.
+        let params = kube::api::ListParams::default();
+        let listed = tokio::time::timeout(Duration::from_secs(2), api.list(&params));
+        let error = listed.await.expect("an answer within 2 s").unwrap_err();
+        assert!(
+            matches!(&error, kube::Error::Api(status) if status.code == 503),
+            "{error:?}"
+        );
+    }
 
     #[test]
     fn no_limit_by_default() {

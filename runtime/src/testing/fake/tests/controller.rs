@@ -438,9 +438,10 @@ async fn only_changes_that_matter_reconcile() {
 
 /// A 30 s outage in the middle of a backlog: every reconciliation fails meanwhile and the
 /// per-object backoff doubles, but once the API server is back the objects that waited for it
-/// start over at once, and the watches resume within 5 s, so the backlog converges within
-/// seconds of its return instead of after the 10 s, 20 s … delays that the outage built up. Paused time: the 30 s pass at once, and each
-/// reconciliation takes 100 ms, so that the outage comes while the backlog converges.
+/// start over at once, and the watches resume within 4 s, so the backlog converges within
+/// seconds of its return instead of after the 10 s, 20 s … delays that the outage built up.
+/// Paused time: the 30 s pass at once, and each reconciliation takes 100 ms, so that the outage
+/// comes while the backlog converges.
 #[tokio::test(start_paused = true)]
 async fn after_an_outage_the_backlog_converges_at_once() {
     const N: usize = 20;
