@@ -1,6 +1,28 @@
 //! License headers and the values derived from the clock or from names.
 
-use crate::cli::License;
+/// Path of the license header, relative to the project root.
+pub const BOILERPLATE_FILE: &str = "hack/boilerplate.rs.txt";
+
+/// The license header of generated Rust files (`--license`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum License {
+    /// The Apache License 2.0 header.
+    Apache2,
+    /// A copyright line only (`// Copyright <year> <owner>.`).
+    Copyright,
+    /// No license header.
+    None,
+}
+
+impl License {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            License::Apache2 => "apache2",
+            License::Copyright => "copyright",
+            License::None => "none",
+        }
+    }
+}
 
 /// The header of generated Rust files (also written to `hack/boilerplate.rs.txt`, which later
 /// commands read so that a user's edits to it carry over). Empty with `--license none`.

@@ -3,6 +3,9 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::boilerplate::License;
+use crate::plugins::ApiPluginArgs;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "operator-rs",
@@ -514,9 +517,9 @@ pub struct CreateApiArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 
-    /// The deploy-image plugin's flags (last: `--help` lists them under their own heading).
+    /// The plugins' flags (last: `--help` lists them under their own headings).
     #[command(flatten)]
-    pub deploy_image: DeployImageArgs,
+    pub plugins: ApiPluginArgs,
 }
 
 /// A kind of another project (`--resource=false`): its CRD file, from which operator-rs
@@ -537,53 +540,6 @@ pub struct ExternalApiArgs {
     /// fetch for Rust.
     #[arg(long, allow_hyphen_values = true)]
     pub external_api_module: Option<String>,
-}
-
-/// `create api`'s deploy-image plugin (`src/commands/deploy_image.rs`), under one heading of
-/// `--help`.
-#[derive(Debug, Args)]
-#[command(next_help_heading = "Plugin deploy-image/v1-alpha")]
-pub struct DeployImageArgs {
-    /// Plugins to run (comma-separated): `deploy-image/v1-alpha` writes a controller that runs
-    /// --image in a Deployment. Implied by --image.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        value_name = "PLUGIN",
-        allow_hyphen_values = true
-    )]
-    pub plugins: Vec<String>,
-
-    /// Container image that the controller runs for each custom resource (deploy-image plugin).
-    #[arg(long, value_name = "IMAGE", allow_hyphen_values = true)]
-    pub image: Option<String>,
-
-    /// Command of the container, comma-separated, e.g. "memcached,--memory-limit=64,-v".
-    #[arg(
-        long,
-        value_name = "ARGS",
-        allow_hyphen_values = true,
-        requires = "image"
-    )]
-    pub image_container_command: Option<String>,
-
-    /// Port the container listens on; adds `spec.containerPort` to the kind.
-    #[arg(
-        long,
-        value_name = "PORT",
-        allow_hyphen_values = true,
-        requires = "image"
-    )]
-    pub image_container_port: Option<String>,
-
-    /// User ID the container runs as (not root: the pods run with runAsNonRoot).
-    #[arg(
-        long,
-        value_name = "UID",
-        allow_hyphen_values = true,
-        requires = "image"
-    )]
-    pub run_as_user: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -712,26 +668,6 @@ pub struct CommonArgs {
     /// Print the files that would be written, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum License {
-    /// The Apache License 2.0 header.
-    Apache2,
-    /// A copyright line only (`// Copyright <year> <owner>.`).
-    Copyright,
-    /// No license header.
-    None,
-}
-
-impl License {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            License::Apache2 => "apache2",
-            License::Copyright => "copyright",
-            License::None => "none",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

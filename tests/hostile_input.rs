@@ -14,10 +14,12 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use operator_rs::cli::{CommonArgs, DeployImageArgs, InitArgs, License};
+use operator_rs::boilerplate::License;
+use operator_rs::cli::{CommonArgs, InitArgs};
 use operator_rs::commands::create_api::{self, Request};
-use operator_rs::commands::deploy_image::DeployImage;
 use operator_rs::commands::init;
+use operator_rs::plugins::deploy_image::{DeployImage, Flags};
+use operator_rs::plugins::{ApiPluginArgs, Plugin as _};
 use operator_rs::project::Project;
 use operator_rs::scaffold::{self, Plan};
 use proptest::prelude::*;
@@ -912,26 +914,20 @@ proptest! {
     fn create_api_takes_any_text(inputs in api_inputs(), multigroup in any::<bool>(), plural in any::<bool>()) {
         let [group, version, kind, plural_value, image, command, port, user] = inputs;
         let (_, dir) = &PROJECTS[usize::from(multigroup)];
-        let args = DeployImageArgs {
+        let args = ApiPluginArgs {
             plugins: Vec::new(),
-            image: Some(image),
-            image_container_command: Some(command.clone()),
-            image_container_port: Some(port),
-            run_as_user: Some(user),
+            deploy_image: Flags {
+                image: Some(image),
+                image_container_command: Some(command.clone()),
+                image_container_port: Some(port),
+                run_as_user: Some(user),
+            },
         };
-        let request = DeployImage::from_args(&args).and_then(|deploy_image| {
+        let request = DeployImage.create_api(&args, false).and_then(|part| {
             let request = Request {
-                group,
-                version,
-                kind,
                 plural: plural.then_some(plural_value),
-                namespaced: true,
-                resource: true,
-                controller: true,
-                force: false,
-                deploy_image,
-                controller_name: None,
-                external: None,
+                parts: part.into_iter().collect(),
+                ..Request::new(&group, &version, &kind)
             };
             create_api::plan(&request, dir)
         });

@@ -7,16 +7,18 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
-use tera::Context;
-
-use super::resource::{TemplateRow, render_rows, shared_file};
 use crate::scaffold::Plan;
+use crate::scaffold::table::{Table, shared_file};
+use crate::vars::ProjectVars;
+use anyhow::{Result, bail};
 
-const FILES: &[TemplateRow] = &[
-    shared_file("cluster-rbac/config/rbac/cluster_role.yaml"),
-    shared_file("cluster-rbac/config/rbac/cluster_role_binding.yaml"),
-];
+static FILES: Table<ProjectVars> = Table::new(
+    &[
+        shared_file("cluster-rbac/config/rbac/cluster_role.yaml"),
+        shared_file("cluster-rbac/config/rbac/cluster_role_binding.yaml"),
+    ],
+    &[],
+);
 
 const KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
 
@@ -27,8 +29,8 @@ const LINES: &str = "# The ClusterRole of the controllers of cluster-scoped kind
                      - cluster_role.yaml\n- cluster_role_binding.yaml\n";
 
 /// Plans the ClusterRole's files and lists them in `config/rbac/kustomization.yaml` (once).
-pub(crate) fn add(plan: &mut Plan, ctx: &Context) -> Result<()> {
-    render_rows(plan, FILES, ctx, false)?;
+pub(crate) fn add(plan: &mut Plan, vars: &ProjectVars) -> Result<()> {
+    FILES.render(plan, vars, false)?;
     plan.edit(KUSTOMIZATION, |text| {
         if text.contains(LINES) {
             return Ok(text.to_string());
@@ -78,4 +80,9 @@ pub(crate) fn any_cluster_controller(root: &Path) -> bool {
             std::fs::read_to_string(e.path())
                 .is_ok_and(|text| text.contains("rbac_scope: RbacScope::Cluster"))
         })
+}
+
+#[cfg(test)]
+pub(crate) fn tables() -> Vec<&'static dyn crate::scaffold::table::Checked> {
+    vec![&FILES]
 }

@@ -7,7 +7,7 @@ use crate::names::InvalidInput;
 use crate::project::{Project, Resource};
 
 /// One controller: its file and its name.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Slot {
     /// The file under `src/controller/`, without `.rs`: `captain`, `crew/captain_backup`.
     pub path: String,

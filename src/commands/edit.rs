@@ -12,16 +12,15 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use tera::Context;
 
-use super::plugins::{self, Plugin};
-use super::resource::read_boilerplate;
-use crate::boilerplate;
-use crate::cli::{EditArgs, License};
-use crate::context::{BOILERPLATE_FILE, project_context};
+use super::{layout, load_project, read_boilerplate};
+use crate::boilerplate::{self, BOILERPLATE_FILE, License};
+use crate::cli::EditArgs;
 use crate::names::{Group, Kind};
+use crate::plugins;
 use crate::project::{self, Project};
-use crate::scaffold::{Owner, Plan, templates};
+use crate::scaffold::{Owner, Plan};
+use crate::vars::{GroupVars, InitVars, ProjectVars, WebhookVersionVars};
 
 pub fn run(args: &EditArgs, dir: &Path) -> Result<()> {
     let (plan, notes) = plan(args, dir, boilerplate::current_year())?;
@@ -34,19 +33,21 @@ pub fn run(args: &EditArgs, dir: &Path) -> Result<()> {
 
 /// Everything `edit` would write in `dir`, and the notes to print, without writing anything.
 pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>)> {
-    let old = Project::load(dir)?;
+    let old = load_project(dir)?;
     let mut notes = Vec::new();
-    for plugin in &args.plugins {
-        notes.push(match plugins::classify(plugin, "edit")? {
-            Plugin::Layout => format!(
-                "--plugins {}: kubebuilder's standard layout, which is this project's; nothing to change",
-                plugin.trim()
-            ),
-            Plugin::DeployImage => format!(
-                "--plugins {}: the deploy-image plugin works per kind, with `operator-rs create api --image`",
-                plugin.trim()
-            ),
-        });
+    let selection = plugins::select(&args.plugins, "edit")?;
+    for key in &selection.layout {
+        notes.push(format!(
+            "--plugins {key}: kubebuilder's standard layout, which is this project's; nothing to change"
+        ));
+    }
+    for plugin in &selection.plugins {
+        notes.push(format!(
+            "--plugins {}: the {} plugin works per kind, with `operator-rs {}`",
+            plugin.short_key(),
+            plugin.short_key(),
+            plugin.usage()
+        ));
     }
     if let Some(owner) = &args.owner {
         super::init::check_owner(owner)?;
@@ -87,7 +88,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
         retarget_helper_roles(&mut plan, new.namespaced)?;
         if super::cluster_rbac::any_cluster_controller(dir) {
             if new.namespaced {
-                super::cluster_rbac::add(&mut plan, &project_context(&new, &old_header))?;
+                super::cluster_rbac::add(&mut plan, &ProjectVars::new(&new, &old_header))?;
             } else {
                 super::cluster_rbac::remove(&mut plan)?;
             }
@@ -152,12 +153,13 @@ fn current_owner(header: &str) -> String {
 
 /// The template variables of `init`, for the difference between two renders (README's license
 /// section, the only part that uses owner and year, is left out of both).
-fn init_context(project: &Project, header: &str) -> Context {
-    let mut ctx = project_context(project, header);
-    ctx.insert("owner", "");
-    ctx.insert("year", "0");
-    ctx.insert("license", "none");
-    ctx
+fn init_vars(project: &Project, header: &str) -> InitVars {
+    InitVars {
+        project: ProjectVars::new(project, header),
+        owner: String::new(),
+        year: "0".to_string(),
+        license: "none".to_string(),
+    }
 }
 
 fn retarget_init_files(
@@ -170,8 +172,8 @@ fn retarget_init_files(
     if old.namespaced == new.namespaced && old.multigroup == new.multigroup {
         return Ok(());
     }
-    let before = templates::render_dir("init", &init_context(old, header))?;
-    let after = templates::render_dir("init", &init_context(new, header))?;
+    let before = super::init::FILES.render(&init_vars(old, header))?;
+    let after = super::init::FILES.render(&init_vars(new, header))?;
     for (was, will) in before.iter().zip(&after) {
         if was.contents == will.contents || was.path == "Cargo.lock" {
             continue;
@@ -485,11 +487,11 @@ fn to_multigroup(plan: &mut Plan, old: &Project, new: &mut Project, header: &str
                 )
             })?;
     }
-    let base_ctx = |qualified_group: &str, version: &str| {
-        let mut ctx = project_context(new, header);
-        ctx.insert("qualified_group", qualified_group);
-        ctx.insert("version", version);
-        ctx
+    let project_vars = ProjectVars::new(new, header);
+    let group_vars = |group_module: &str, qualified_group: String| GroupVars {
+        project: project_vars.clone(),
+        group_module: group_module.to_string(),
+        qualified_group,
     };
     let mut moved: Vec<Moved> = Vec::new();
 
@@ -511,10 +513,8 @@ fn to_multigroup(plan: &mut Plan, old: &Project, new: &mut Project, header: &str
             from: format!("api::{version}"),
             to: format!("api::{gm}::{version}"),
         });
-        let group_mod = format!("src/api/{gm}/mod.rs");
-        let ctx = base_ctx(&api_group(r, &old.domain), version);
-        let text = templates::render("api/src/api/{{ group_module }}/mod.rs", &ctx)?;
-        create_once(plan, &group_mod, text)?;
+        let vars = group_vars(&gm, api_group(r, &old.domain));
+        let group_mod = create_once(plan, layout::API_GROUP.texts(&vars, true)?)?;
         plan.insert(
             &group_mod,
             "version-modules",
@@ -543,10 +543,8 @@ fn to_multigroup(plan: &mut Plan, old: &Project, new: &mut Project, header: &str
             from: format!("controller::{kind}"),
             to: format!("controller::{gm}::{kind}"),
         });
-        let group_mod = format!("src/controller/{gm}/mod.rs");
-        let ctx = base_ctx(&api_group(r, &old.domain), &r.version);
-        let text = templates::render("controller/src/controller/{{ group_module }}/mod.rs", &ctx)?;
-        create_once(plan, &group_mod, text)?;
+        let vars = group_vars(&gm, api_group(r, &old.domain));
+        let group_mod = create_once(plan, layout::CONTROLLER_GROUP.texts(&vars, true)?)?;
         plan.insert(
             &group_mod,
             "controller-modules",
@@ -584,18 +582,20 @@ fn to_multigroup(plan: &mut Plan, old: &Project, new: &mut Project, header: &str
         });
         old_version_mods.insert(version.clone());
         let qualified = api_group(r, &old.domain);
-        let version_mod = format!("src/webhook/{gm}/{version}/mod.rs");
-        let ctx = base_ctx(&qualified, version);
-        let text = templates::render("webhook/src/webhook/{{ webhook_dir }}/mod.rs", &ctx)?;
-        create_once(plan, &version_mod, text)?;
+        let vars = WebhookVersionVars {
+            project: project_vars.clone(),
+            qualified_group: qualified.clone(),
+            version: version.clone(),
+            webhook_dir: format!("{gm}/{version}"),
+        };
+        let version_mod = create_once(plan, layout::WEBHOOK_VERSION.texts(&vars, true)?)?;
         plan.insert(
             &version_mod,
             "webhook-kind-modules",
             &format!("pub mod {kind};"),
         )?;
-        let group_mod = format!("src/webhook/{gm}/mod.rs");
-        let text = templates::render("webhook/src/webhook/{{ group_module }}/mod.rs", &ctx)?;
-        create_once(plan, &group_mod, text)?;
+        let vars = group_vars(&gm, qualified);
+        let group_mod = create_once(plan, layout::WEBHOOK_GROUP.texts(&vars, true)?)?;
         plan.insert(
             &group_mod,
             "webhook-version-modules",
@@ -657,12 +657,14 @@ fn to_multigroup(plan: &mut Plan, old: &Project, new: &mut Project, header: &str
     Ok(())
 }
 
-/// Plans a new module file unless it is planned or there already.
-fn create_once(plan: &mut Plan, path: &str, text: String) -> Result<()> {
-    if plan.read(path)?.is_none() {
-        plan.create(path, text, Owner::User)?;
+/// Plans a new module file, the one file of a layout table, unless it is planned or there
+/// already; returns its path.
+fn create_once(plan: &mut Plan, files: Vec<(String, String)>) -> Result<String> {
+    let [(path, text)] = <[_; 1]>::try_from(files).expect("a table of one file");
+    if plan.read(&path)?.is_none() {
+        plan.create(&path, text, Owner::User)?;
     }
-    Ok(())
+    Ok(path)
 }
 
 /// Moves every file under `from` to the same place under `to`.

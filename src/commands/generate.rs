@@ -11,14 +11,15 @@ use base64::Engine as _;
 use serde_yaml::Value;
 
 use crate::cli::{GenerateBundleArgs, KustomizeManifestsArgs};
-use crate::context::project_context;
 use crate::olm::base::{self, Fields};
 use crate::olm::bundle::{self, BUNDLE_DIR, DOCKERFILE};
 use crate::olm::csv::{Icon, InstallModeType, Maintainer, Provider};
 use crate::olm::metadata::Channels;
 use crate::olm::yaml;
 use crate::project::Project;
-use crate::scaffold::{Owner, Plan, templates};
+use crate::scaffold::table::DirTable;
+use crate::scaffold::{Owner, Plan};
+use crate::vars::ProjectVars;
 
 /// The folder of the CSV base and its kustomization.
 pub const MANIFESTS_DIR: &str = "config/manifests";
@@ -27,6 +28,20 @@ const SAMPLES_KUSTOMIZATION: &str = "config/samples/kustomization.yaml";
 
 /// The scorecard-test image of operator-sdk's release that the scorecard configuration runs.
 const SCORECARD_VERSION: &str = "v1.42.0";
+
+/// The kustomizations of the CSV base and of the scorecard tests: `templates/olm/`.
+pub(crate) static OLM_FILES: DirTable<OlmVars> = DirTable::new("olm");
+
+/// The variables of [`OLM_FILES`].
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct OlmVars {
+    #[serde(flatten)]
+    pub project: ProjectVars,
+    /// The project has samples (`config/samples/`), which the CSV's kustomization includes.
+    pub samples: bool,
+    /// The scorecard-test image's version.
+    pub scorecard_version: &'static str,
+}
 
 /// Icon files by extension, with the media type OLM wants for them.
 const ICON_TYPES: &[(&str, &str)] = &[
@@ -45,7 +60,7 @@ pub fn base_path(project: &Project) -> String {
 }
 
 pub fn kustomize_manifests(args: &KustomizeManifestsArgs, dir: &Path) -> Result<()> {
-    let project = Project::load(dir)?;
+    let project = crate::commands::load_project(dir)?;
     let mut fields = fields(args)?;
     let base = base_path(&project);
     let exists = dir.join(&base).is_file();
@@ -84,10 +99,12 @@ pub fn plan_kustomize_manifests(project: &Project, dir: &Path, fields: &Fields) 
     plan.write(&path, csv.to_yaml())?;
 
     let samples = plan.read(SAMPLES_KUSTOMIZATION)?.is_some();
-    let mut ctx = project_context(project, "");
-    ctx.insert("samples", &samples);
-    ctx.insert("scorecard_version", SCORECARD_VERSION);
-    for file in templates::render_dir("olm", &ctx)? {
+    let vars = OlmVars {
+        project: ProjectVars::new(project, ""),
+        samples,
+        scorecard_version: SCORECARD_VERSION,
+    };
+    for file in OLM_FILES.render(&vars)? {
         plan.create(&file.path, file.contents, Owner::Shared)?;
     }
     // A kustomization written before the project had samples gets them once it has.
@@ -284,7 +301,7 @@ fn prompt(question: &str, default: Option<&str>) -> Result<Option<String>> {
 }
 
 pub fn bundle(args: &GenerateBundleArgs, dir: &Path) -> Result<()> {
-    let project = Project::load(dir)?;
+    let project = crate::commands::load_project(dir)?;
     let options = bundle_options(args, &project)?;
     let rendered = match args.input.as_deref() {
         Some(path) if path == Path::new("-") => {

@@ -4,13 +4,18 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::boilerplate;
+use crate::boilerplate::{self, BOILERPLATE_FILE};
 use crate::cli::InitArgs;
-use crate::context::{BOILERPLATE_FILE, project_context};
 use crate::names::{Domain, InvalidInput, ProjectName};
+use crate::plugins;
 use crate::project::{self, LAYOUT, Project};
 use crate::runtime_crate;
-use crate::scaffold::{Owner, Plan, cargo_lock, templates};
+use crate::scaffold::table::DirTable;
+use crate::scaffold::{Owner, Plan, cargo_lock};
+use crate::vars::{InitVars, ProjectVars};
+
+/// Every file of a new project: `templates/init/`, rendered whole.
+pub(crate) static FILES: DirTable<InitVars> = DirTable::new("init");
 
 /// Files whose presence means the folder already holds a project (kubebuilder checks the same
 /// three, with `cmd/main.go` in place of `src/main.rs`).
@@ -42,9 +47,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     };
     check_owner(&args.owner)?;
     let kb = &args.kubebuilder;
-    for plugin in &kb.plugins {
-        super::plugins::classify(plugin, "init")?;
-    }
+    plugins::select(&kb.plugins, "init")?;
     if let Some(version) = &kb.project_version
         && version != "3"
     {
@@ -76,18 +79,19 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         version: "3".to_string(),
         ..Project::default()
     };
-    let mut ctx = project_context(&project, &header);
-    ctx.insert("owner", &args.owner);
-    ctx.insert("year", &year.to_string());
-    let license = if args.license_file.is_some() {
-        "file"
-    } else {
-        args.license.as_str()
+    let vars = InitVars {
+        project: ProjectVars::new(&project, &header),
+        owner: args.owner.clone(),
+        year: year.to_string(),
+        license: if args.license_file.is_some() {
+            "file".to_string()
+        } else {
+            args.license.as_str().to_string()
+        },
     };
-    ctx.insert("license", license);
 
     let mut plan = Plan::new(dir, false);
-    for file in templates::render_dir("init", &ctx)? {
+    for file in FILES.render(&vars)? {
         if file.path == BOILERPLATE_FILE && header.is_empty() {
             continue;
         }
@@ -110,18 +114,20 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
 fn notes(args: &InitArgs) -> Vec<String> {
     let kb = &args.kubebuilder;
     let mut notes = Vec::new();
-    for plugin in &kb.plugins {
-        match super::plugins::classify(plugin, "init") {
-            Ok(super::plugins::Plugin::Layout) => notes.push(format!(
-                "--plugins {}: kubebuilder's standard layout, which is the one operator-rs writes (in Rust)",
-                plugin.trim()
-            )),
-            Ok(super::plugins::Plugin::DeployImage) => notes.push(format!(
-                "--plugins {}: the deploy-image plugin works per kind, with `operator-rs create api --image`",
-                plugin.trim()
-            )),
-            Err(_) => {}
-        }
+    // The keys are checked by `plan`, which runs first.
+    let selection = plugins::select(&kb.plugins, "init").unwrap_or_default();
+    for key in &selection.layout {
+        notes.push(format!(
+            "--plugins {key}: kubebuilder's standard layout, which is the one operator-rs writes (in Rust)"
+        ));
+    }
+    for plugin in &selection.plugins {
+        notes.push(format!(
+            "--plugins {}: the {} plugin works per kind, with `operator-rs {}`",
+            plugin.short_key(),
+            plugin.short_key(),
+            plugin.usage()
+        ));
     }
     if let Some(repo) = &kb.repo {
         notes.push(format!(
@@ -234,4 +240,33 @@ fn refuse_initialized(dir: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scaffold::templates::{self, render_dir};
+
+    /// The second render of the files comes from the parsed templates and gives the same result.
+    #[test]
+    fn rendering_again_gives_the_same_files() {
+        let project = Project {
+            project_name: "demo".into(),
+            domain: "example.com".into(),
+            ..Default::default()
+        };
+        let vars = InitVars {
+            project: ProjectVars::new(&project, "// header\n"),
+            owner: "Acme".into(),
+            year: "2026".into(),
+            license: "apache2".into(),
+        };
+        let first = FILES.render(&vars).unwrap();
+        assert_eq!(first.len(), templates::list("init").len());
+        assert!(first.iter().any(|f| f.path == "src/main.rs"), "{first:?}");
+        assert!(first.iter().all(|f| !f.path.contains("{{")), "{first:?}");
+        assert_eq!(FILES.render(&vars).unwrap(), first);
+        let context = tera::Context::from_serialize(&vars).unwrap();
+        assert_eq!(render_dir("init", &context).unwrap(), first);
+    }
 }

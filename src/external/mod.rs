@@ -10,9 +10,69 @@ mod types;
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
+
+use crate::names::InvalidInput;
 
 pub use crd::ExternalCrd;
+
+/// `--external-api-path`, `--external-api-domain` and `--external-api-module`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExternalRequest {
+    /// The CRD file, as given (relative to the project folder, or absolute).
+    pub path: String,
+    /// The domain of the kind's group (the project's when not given).
+    pub domain: Option<String>,
+    /// kubebuilder's Go module, only recorded.
+    pub module: Option<String>,
+}
+
+impl ExternalRequest {
+    /// kubebuilder's rules for the three flags: the path is required with the others, and an
+    /// external kind is never a resource of the project.
+    pub fn from_flags(
+        path: Option<&str>,
+        domain: Option<&str>,
+        module: Option<&str>,
+        resource: Option<bool>,
+    ) -> Result<Option<Self>> {
+        let Some(path) = path else {
+            if module.is_some() || domain.is_some() {
+                bail!(
+                    "'--external-api-module' and '--external-api-domain' require '--external-api-path' \
+                     to be specified"
+                );
+            }
+            return Ok(None);
+        };
+        if resource == Some(true) {
+            bail!(
+                "cannot use '--external-api-path', '--external-api-domain', or '--external-api-module' \
+                 when creating an API in the project with '--resource=true'. Use '--resource=false' \
+                 when referencing an external API"
+            );
+        }
+        if let Some(domain) = domain
+            && !crate::names::is_dns1123_subdomain(domain)
+        {
+            return Err(InvalidInput::new(
+                "--external-api-domain",
+                domain,
+                "must be a DNS-1123 subdomain (cert-manager.io's is io: --group cert-manager)",
+            )
+            .into());
+        }
+        if let Some(module) = module {
+            crate::names::check_line_text(module)
+                .map_err(|rule| InvalidInput::new("--external-api-module", module, rule))?;
+        }
+        Ok(Some(Self {
+            path: path.to_string(),
+            domain: domain.map(str::to_string),
+            module: module.map(str::to_string),
+        }))
+    }
+}
 
 /// An external kind, read and checked, with its generated code.
 #[derive(Debug, Clone)]

@@ -10,6 +10,9 @@ pub mod lock;
 pub mod markers;
 mod plan;
 pub mod rustfmt;
+pub mod table;
+#[cfg(test)]
+pub mod template_variables;
 pub mod templates;
 
 pub use apply::apply;

@@ -13,7 +13,7 @@ use anyhow::{Context as _, Result, bail};
 use super::replay::{License, Replay};
 use super::tree;
 use crate::cli::AlphaGenerateArgs;
-use crate::project::{self, Project};
+use crate::project;
 use crate::scaffold::{self, Plan};
 
 pub fn run(args: &AlphaGenerateArgs, cwd: &Path) -> Result<()> {
@@ -25,7 +25,7 @@ pub fn run(args: &AlphaGenerateArgs, cwd: &Path) -> Result<()> {
         .output_dir
         .as_deref()
         .map_or(input.clone(), |d| cwd.join(d));
-    let project = Project::load(&input)?;
+    let project = crate::commands::load_project(&input)?;
     let license = License::of_project(&input)?;
     check_output(Some(&input), &output)?;
 

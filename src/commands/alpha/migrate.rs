@@ -15,7 +15,7 @@ use super::replay::{License, Replay};
 use super::rust_fields;
 use crate::boilerplate;
 use crate::cli::AlphaMigrateArgs;
-use crate::commands::deploy_image;
+use crate::plugins::{self, Gvk};
 use crate::project::{self, Api, LAYOUT, Project, Resource};
 use crate::scaffold::rustfmt;
 
@@ -160,12 +160,12 @@ fn rust_project(go: &Project, from: &Path, report: &mut Vec<String>) -> Result<P
         });
     }
     for (key, config) in &go.plugins {
-        if key == "deploy-image.go.kubebuilder.io/v1-alpha" {
-            project
-                .plugins
-                .insert(deploy_image::PLUGIN_KEY.into(), config.clone());
-        } else {
-            report.push(format!("plugin {key}: operator-rs has no such plugin"));
+        // kubebuilder's keys are the plugins' aliases; the config is recorded under operator-rs's.
+        match plugins::find(key) {
+            Some(plugin) => {
+                project.plugins.insert(plugin.key().into(), config.clone());
+            }
+            None => report.push(format!("plugin {key}: operator-rs has no such plugin")),
         }
     }
     Ok(project)
@@ -254,8 +254,8 @@ fn carry_types(
 ) -> Result<Option<(PathBuf, String)>> {
     let shown = format!("{} {}/{}", r.kind, r.group, r.version);
     let qualified = format!("{}.{}", r.group, project.domain);
-    if deploy_image::DeployImage::recorded(project, &r.group, &r.version, &r.kind).is_some() {
-        // deploy-image kinds get the plugin's types (size, containerPort), as in Go.
+    if plugins::spec_of(project, Gvk::of(r)).is_some() {
+        // A plugin's kinds get the plugin's types (deploy-image's size, containerPort), as in Go.
         return Ok(None);
     }
     let Some(crd) = crds.get(&(qualified.clone(), r.kind.clone())) else {

@@ -13,7 +13,7 @@ use std::process::Command;
 use anyhow::{Context as _, Result, bail};
 
 use crate::boilerplate::{self, Recognized};
-use crate::commands::deploy_image::DeployImage;
+use crate::plugins::{self, Gvk};
 use crate::project::{Project, Resource};
 
 /// One operator-rs command line, without the program name.
@@ -65,7 +65,7 @@ pub enum License {
 impl License {
     /// The license of the project at `dir`, from its `hack/boilerplate.rs.txt`.
     pub fn of_project(dir: &Path) -> Result<Self> {
-        let header = crate::commands::resource::read_boilerplate(dir)?;
+        let header = crate::commands::read_boilerplate(dir)?;
         Ok(if header.is_empty() {
             License::None
         } else {
@@ -199,16 +199,10 @@ fn first_create_api(project: &Project, r: &Resource, name: Option<String>) -> Co
     if let Some(name) = name {
         api.flag("controller-name", name);
     }
-    if let Some(image) = DeployImage::recorded(project, &r.group, &r.version, &r.kind) {
-        api.flag("image", &image.image);
-        if let Some(command) = &image.command_flag {
-            api.flag("image-container-command", command);
-        }
-        if let Some(port) = image.port {
-            api.flag("image-container-port", port.to_string());
-        }
-        if let Some(user) = image.run_as_user {
-            api.flag("run-as-user", user.to_string());
+    // What the plugins did for the kind, again.
+    for part in plugins::recorded_api(project, Gvk::of(r)) {
+        for (name, value) in part.flags() {
+            api.flag(name, value);
         }
     }
     api
@@ -448,7 +442,7 @@ mod tests {
     #[test]
     fn license_flags_and_files() {
         let recognized = Recognized {
-            license: crate::cli::License::Copyright,
+            license: crate::boilerplate::License::Copyright,
             owner: "Zoë's Corp".into(),
             year: 2026,
         };
@@ -528,14 +522,13 @@ mod tests {
     #[test]
     fn deploy_image_records_become_image_flags() {
         let mut p = project();
-        let image = DeployImage {
-            image: "memcached:1.6.26-alpine3.19".into(),
-            command_flag: Some("memcached,-v".into()),
-            command: vec!["memcached".into(), "-v".into()],
-            port: Some(11211),
-            run_as_user: Some(1001),
-        };
-        image.record(&mut p, "crew", "v1", "FirstMate");
+        let record = "resources:\n- group: crew\n  version: v1\n  kind: FirstMate\n  options:\n    \
+                      image: memcached:1.6.26-alpine3.19\n    containerCommand: memcached,-v\n    \
+                      containerPort: \"11211\"\n    runAsUser: \"1001\"\n";
+        p.plugins.insert(
+            plugins::deploy_image::PLUGIN_KEY.into(),
+            serde_yaml::from_str(record).unwrap(),
+        );
         let lines = command_lines(&p, &License::None, Path::new("unused"));
         let api = lines[1].to_string();
         assert!(

@@ -20,7 +20,7 @@ use super::merge::{self, Labels, Resolution, Trees};
 use super::replay::{License, Replay};
 use super::tree;
 use crate::cli::AlphaUpdateArgs;
-use crate::project::{self, Project};
+use crate::project;
 use crate::runtime_crate;
 use crate::scaffold::{self, Plan};
 
@@ -29,7 +29,7 @@ pub fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
     let _lock = (!args.common.dry_run)
         .then(|| scaffold::lock(dir))
         .transpose()?;
-    let project = Project::load(dir)?;
+    let project = crate::commands::load_project(dir)?;
     let from = match &args.from_version {
         Some(version) => version.clone(),
         None if project.cli_version.is_empty() => bail!(
@@ -132,7 +132,7 @@ pub fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
             "Resolve the conflicts (search for <<<<<<< in the files above), then run `make manifests`."
         );
     } else if args.make {
-        crate::commands::resource::run_make_manifests(dir);
+        crate::commands::run_make_manifests(dir);
     }
     println!("The project is on operator-rs {to}'s scaffold.");
     Ok(())

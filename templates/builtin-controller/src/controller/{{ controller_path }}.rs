@@ -1,12 +1,12 @@
 {{ rust_header }}{% if core -%}
 //! The {{ kind }} controller: acts on {{ plural }}, a kind built into Kubernetes
-//! (`{% if api_group == "" %}{{ version }}`, the core API group{% else %}{{ api_group }}/{{ version }}`{% endif %}).
+//! (`{% if qualified_group == "" %}{{ version }}`, the core API group{% else %}{{ qualified_group }}/{{ version }}`{% endif %}).
 {%- elif external -%}
 //! The {{ kind }} controller: acts on {{ plural }}, a kind of another project
-//! (`{{ api_group }}/{{ version }}`, whose CRD must be installed in the cluster).
+//! (`{{ qualified_group }}/{{ version }}`, whose CRD must be installed in the cluster).
 {%- else -%}
 //! The `{{ controller_name }}` controller: another controller of the project's {{ kind }}
-//! (`{{ api_group }}/{{ version }}`), next to the one that reconciles its spec and status.
+//! (`{{ qualified_group }}/{{ version }}`), next to the one that reconciles its spec and status.
 {%- endif %}
 //!
 //! The runner built in `setup` watches {{ plural }} and calls `reconcile` for each {{ kind }}

@@ -26,10 +26,10 @@ impl From<{{ spoke }}::{{ kind }}> for {{ version }}::{{ kind }} {
 impl From<{{ spoke }}::{{ kind }}Spec> for {{ version }}::{{ kind }}Spec {
     fn from(spoke: {{ spoke }}::{{ kind }}Spec) -> Self {
         // TODO(user): convert the fields that differ between the versions.
-{%- if deploy_image_kind %}
+{%- if spec.size %}
         {{ version }}::{{ kind }}Spec {
             size: spoke.size,
-{%- if deploy_image_port %}
+{%- if spec.container_port %}
             container_port: spoke.container_port,
 {%- endif %}
         }
@@ -60,10 +60,10 @@ impl From<{{ version }}::{{ kind }}> for {{ spoke }}::{{ kind }} {
 impl From<{{ version }}::{{ kind }}Spec> for {{ spoke }}::{{ kind }}Spec {
     fn from(hub: {{ version }}::{{ kind }}Spec) -> Self {
         // TODO(user): convert the fields that differ between the versions.
-{%- if deploy_image_kind %}
+{%- if spec.size %}
         {{ spoke }}::{{ kind }}Spec {
             size: hub.size,
-{%- if deploy_image_port %}
+{%- if spec.container_port %}
             container_port: hub.container_port,
 {%- endif %}
         }
@@ -108,7 +108,7 @@ mod tests {
     fn hub() -> {{ version }}::{{ kind }} {
         let mut hub = {{ version }}::{{ kind }}::new("sample", Default::default());
         hub.metadata.labels = Some([("app".to_owned(), "sample".to_owned())].into());
-{%- if deploy_image_kind %}
+{%- if spec.size %}
         hub.spec.size = 3;
 {%- else %}
         hub.spec.foo = Some("bar".to_owned());
@@ -123,7 +123,7 @@ mod tests {
     fn spoke() -> {{ spoke }}::{{ kind }} {
         let mut spoke = {{ spoke }}::{{ kind }}::new("sample", Default::default());
         spoke.metadata.annotations = Some([("note".to_owned(), "sample".to_owned())].into());
-{%- if deploy_image_kind %}
+{%- if spec.size %}
         spoke.spec.size = 3;
 {%- else %}
         spoke.spec.foo = Some("bar".to_owned());
@@ -139,7 +139,7 @@ mod tests {
         let webhook = super::super::conversion::webhook();
         let hub = hub();
         let spoke: {{ spoke }}::{{ kind }} = convert(&webhook, &hub);
-        assert_eq!(spoke.spec.{% if deploy_image_kind %}size{% else %}foo{% endif %}, hub.spec.{% if deploy_image_kind %}size{% else %}foo{% endif %});
+        assert_eq!(spoke.spec.{% if spec.size %}size{% else %}foo{% endif %}, hub.spec.{% if spec.size %}size{% else %}foo{% endif %});
         let back: {{ version }}::{{ kind }} = convert(&webhook, &spoke);
         let (back, hub) = (serde_json::to_value(back), serde_json::to_value(hub));
         assert_eq!(back.unwrap(), hub.unwrap());
@@ -150,7 +150,7 @@ mod tests {
         let webhook = super::super::conversion::webhook();
         let spoke = spoke();
         let hub: {{ version }}::{{ kind }} = convert(&webhook, &spoke);
-        assert_eq!(hub.spec.{% if deploy_image_kind %}size{% else %}foo{% endif %}, spoke.spec.{% if deploy_image_kind %}size{% else %}foo{% endif %});
+        assert_eq!(hub.spec.{% if spec.size %}size{% else %}foo{% endif %}, spoke.spec.{% if spec.size %}size{% else %}foo{% endif %});
         let back: {{ spoke }}::{{ kind }} = convert(&webhook, &hub);
         let (back, spoke) = (serde_json::to_value(back), serde_json::to_value(spoke));
         assert_eq!(back.unwrap(), spoke.unwrap());

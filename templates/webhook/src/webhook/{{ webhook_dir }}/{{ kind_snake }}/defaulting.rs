@@ -20,7 +20,7 @@
 
 use {{ rust_type }};
 {%- endif %}
-{%- if not foreign and not deploy_image_kind %}
+{%- if spec.foo %}
 
 /// The value [`{{ kind }}Defaulter`] gives `spec.foo` when it is not set.
 // TODO(user): an example; replace it with your own defaults.
@@ -55,7 +55,7 @@ impl Defaulter<{{ kind }}> for {{ kind }}Defaulter {
         // the request, though refusing is the validating webhook's job.
 {%- if foreign %}
         tracing::debug!(name = ?{{ kind_snake }}.metadata.name, "defaulting");
-{%- elif deploy_image_kind %}
+{%- elif spec.size %}
         // (`spec.size` needs no code: the CRD's schema defaults it to 1.)
         tracing::debug!(name = ?{{ kind_snake }}.metadata.name, size = {{ kind_snake }}.spec.size, "defaulting");
 {%- else %}
@@ -96,7 +96,7 @@ mod tests {
         {{ kind }}::new("sample", Default::default())
 {%- endif %}
     }
-{%- if foreign or deploy_image_kind %}
+{%- if not spec.foo %}
 
     // TODO(user): once `apply_defaults` sets something, test it: check the result with
     // `patched(&object, &response)`, and that defaulting it again changes nothing more.

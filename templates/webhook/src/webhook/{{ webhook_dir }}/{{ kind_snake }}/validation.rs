@@ -50,7 +50,7 @@ impl Validator<{{ kind }}> for {{ kind }}Validator {
 {%- if foreign %}
         tracing::debug!(name = ?{{ kind_snake }}.metadata.name, "validating a creation");
         Ok(Warnings::new())
-{%- elif deploy_image_kind %}
+{%- elif spec.size %}
         let mut warnings = Warnings::new();
         if {{ kind_snake }}.spec.size == 0 {
             warnings.push("spec.size is 0: no pods will run".to_owned());
@@ -75,7 +75,7 @@ impl Validator<{{ kind }}> for {{ kind }}Validator {
         // TODO(user): fill in your validation logic for updates.
 {%- if foreign %}
         tracing::debug!(name = ?new.metadata.name, "validating an update");
-{%- elif deploy_image_kind %}
+{%- elif spec.size %}
         tracing::debug!(name = ?old.metadata.name, from = old.spec.size, to = new.spec.size, "validating an update");
         check_size(new)?;
 {%- else %}
@@ -99,7 +99,7 @@ impl Validator<{{ kind }}> for {{ kind }}Validator {
     }
 }
 
-{%- if deploy_image_kind %}
+{%- if spec.size %}
 
 /// The most pods a {{ kind }} may ask for. An example of a rule in code: the schema could say
 /// `maximum` as well, but a webhook can make the limit depend on the namespace, a flag, a quota …
@@ -139,7 +139,7 @@ mod tests {
             },
             ..{{ kind }}::default()
         }
-{%- elif deploy_image_kind %}
+{%- elif spec.size %}
         {{ kind }}::new("sample", Default::default())
 {%- else %}
         let mut object = {{ kind }}::new("sample", Default::default());
@@ -182,7 +182,7 @@ mod tests {
         }
     }
 
-{%- if deploy_image_kind %}
+{%- if spec.size %}
 
     #[test]
     fn warns_when_size_is_zero() {

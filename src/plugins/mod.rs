@@ -1,0 +1,351 @@
+//! Plugins, as kubebuilder has them: a plugin adds flags, templates, variables and its own record
+//! under `plugins:` in PROJECT to the commands, which run it at each of their steps.
+//!
+//! The base layout (kubebuilder's `go/v4`, this tool's `rust.operator-rs.io/v1-alpha`) is what
+//! the commands themselves write; a plugin is a value of the [`Plugin`] trait, listed in [`ALL`],
+//! and selected by kubebuilder's plugin keys (`--plugins deploy-image/v1-alpha`) or by its own
+//! flags (`--image`). A command asks each plugin for its part ([`Plugin::create_api`] …) and
+//! calls that part at its steps: validate (flags and PROJECT; nothing written) → resolve (the
+//! plugin's typed variables, from the command's) → render (its tables of templates, which may
+//! stand in for the command's own) → record (its config in PROJECT). A plugin knows the commands
+//! through the types here and in [`crate::vars`], never through the commands' code, and the
+//! commands know no plugin by name: adding one is a module here and a line in [`ALL`].
+//! docs/plugins.md tells how to write one.
+
+pub mod deploy_image;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use serde_yaml::Value;
+
+use crate::names::{Group, InvalidInput, Kind, Version};
+use crate::project::{LAYOUT, Project, Resource};
+use crate::scaffold::Plan;
+use crate::scaffold::table::Renderer;
+use crate::vars::{ApiVars, SpecVars};
+
+/// Every plugin operator-rs has.
+pub static ALL: &[&dyn Plugin] = &[&deploy_image::DeployImage];
+
+/// A plugin: its keys, its record in PROJECT, and its part in each command it works with (none
+/// by default).
+pub trait Plugin: Sync {
+    /// The key PROJECT records its config under (`plugins.<key>`).
+    fn key(&self) -> &'static str;
+
+    /// The other names `--plugins` accepts for it: kubebuilder's short and full keys.
+    fn aliases(&self) -> &'static [&'static str];
+
+    /// The name `--plugins` is told in messages: `deploy-image/v1-alpha`.
+    fn short_key(&self) -> &'static str;
+
+    /// What it does, and with which command: for messages.
+    fn usage(&self) -> &'static str;
+
+    /// Checks its config in PROJECT, with the rules of the flags it records; an error names the
+    /// path under `plugins.<key>` and the value.
+    fn check_config(&self, _config: &Value) -> Result<(), (String, InvalidInput)> {
+        Ok(())
+    }
+
+    /// Its part in one `create api`, made from its flags; `selected`: `--plugins` named it. None
+    /// when it takes no part.
+    fn create_api(
+        &self,
+        _args: &ApiPluginArgs,
+        selected: bool,
+    ) -> Result<Option<Box<dyn ApiPart>>> {
+        if selected {
+            bail!("the {} plugin has no part in create api", self.short_key());
+        }
+        Ok(None)
+    }
+
+    /// Its part in the `create api` that wrote the kind `gvk`, as PROJECT recorded it, if it took
+    /// part: `--force` compares the files with what that part wrote, `alpha generate` replays it.
+    fn recorded_api(&self, _project: &Project, _gvk: Gvk) -> Option<Box<dyn ApiPart>> {
+        None
+    }
+
+    /// The fields of the spec of a kind whose types it wrote (the webhooks' examples use them).
+    fn spec_of(&self, _project: &Project, _gvk: Gvk) -> Option<SpecVars> {
+        None
+    }
+}
+
+/// A kind, by group (as PROJECT records it), version and kind.
+#[derive(Debug, Clone, Copy)]
+pub struct Gvk<'a> {
+    pub group: &'a str,
+    pub version: &'a str,
+    pub kind: &'a str,
+}
+
+impl<'a> Gvk<'a> {
+    pub fn of(resource: &'a Resource) -> Self {
+        Self {
+            group: &resource.group,
+            version: &resource.version,
+            kind: &resource.kind,
+        }
+    }
+
+    pub fn new(group: &'a Group, version: &'a Version, kind: &'a Kind) -> Self {
+        Self {
+            group: group.as_str(),
+            version: version.as_str(),
+            kind: kind.as_str(),
+        }
+    }
+}
+
+/// The flags of the plugins that take part in `create api`, under their own `--help` headings.
+#[derive(Debug, Default, Args)]
+pub struct ApiPluginArgs {
+    /// Plugins to run (comma-separated): `deploy-image/v1-alpha` writes a controller that runs
+    /// --image in a Deployment. Implied by --image.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "PLUGIN",
+        allow_hyphen_values = true,
+        help_heading = "Plugin deploy-image/v1-alpha"
+    )]
+    pub plugins: Vec<String>,
+
+    #[command(flatten)]
+    pub deploy_image: deploy_image::Flags,
+}
+
+/// `create api`'s flags that a plugin may require or imply, before the questions are asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiFlags {
+    /// `--resource`, if given.
+    pub resource: Option<bool>,
+    /// `--controller`, if given.
+    pub controller: Option<bool>,
+    pub namespaced: bool,
+    /// `--external-api-path` is given.
+    pub external: bool,
+}
+
+/// A plugin's part in one `create api`, at each of the command's steps.
+pub trait ApiPart {
+    /// Validate: refuses the flags the part cannot work with, and sets what it implies.
+    fn constrain(&self, flags: &mut ApiFlags) -> Result<()>;
+
+    /// Validate: refuses what conflicts with the project. Nothing is written.
+    fn check(&self, project: &Project, gvk: Gvk) -> Result<()>;
+
+    /// Render: the kind's types and sample, in place of the command's own.
+    fn types(&self, project: &Project, vars: &ApiVars) -> Option<Box<dyn Renderer>>;
+
+    /// Render: the kind's controller and its tests, in place of the command's own.
+    fn controller(&self, project: &Project, vars: &ApiVars) -> Option<Box<dyn Renderer>>;
+
+    /// Render: what else it writes or edits once the command's files are planned (`controller`:
+    /// this run writes a controller).
+    fn render(
+        &self,
+        plan: &mut Plan,
+        project: &Project,
+        vars: &ApiVars,
+        controller: bool,
+    ) -> Result<()>;
+
+    /// Record: its config in PROJECT.
+    fn record(&self, project: &mut Project, gvk: Gvk);
+
+    /// The flags of `create api` that do again what it did (`alpha generate`), as (name, value).
+    fn flags(&self) -> Vec<(&'static str, String)>;
+
+    /// The key of the plugin it is part of.
+    fn key(&self) -> &'static str;
+}
+
+/// What the `--plugins` keys of a command select.
+#[derive(Default)]
+pub struct Selection {
+    /// The plugins named, in the order given.
+    pub plugins: Vec<&'static dyn Plugin>,
+    /// The keys that name the base layout (`go/v4` …): nothing to run, a note to print.
+    pub layout: Vec<String>,
+}
+
+impl std::fmt::Debug for Selection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self.plugins.iter().map(|p| p.key()).collect();
+        f.debug_struct("Selection")
+            .field("plugins", &keys)
+            .field("layout", &self.layout)
+            .finish()
+    }
+}
+
+impl Selection {
+    /// Whether `plugin` was named.
+    pub fn has(&self, plugin: &dyn Plugin) -> bool {
+        self.plugins.iter().any(|p| p.key() == plugin.key())
+    }
+}
+
+/// Keys that name kubebuilder's go/v4 bundle or its parts (`go/v4` is
+/// `base.go.kubebuilder.io/v4` + `kustomize.common.kubebuilder.io/v2`), or this tool's layout.
+const LAYOUT_KEYS: &[&str] = &[
+    "go/v4",
+    "go.kubebuilder.io/v4",
+    "base.go.kubebuilder.io/v4",
+    "kustomize/v2",
+    "kustomize.common.kubebuilder.io/v2",
+    "rust/v1-alpha",
+    LAYOUT,
+];
+
+/// kubebuilder's optional plugins that operator-rs does not have.
+const UNAVAILABLE: &[&str] = &[
+    "grafana",
+    "helm",
+    "autoupdate",
+    "kustomize/v1",
+    "declarative",
+];
+
+/// The plugins and layout keys that `keys` (the values of `--plugins`) name; `command` names the
+/// command in errors.
+pub fn select(keys: &[String], command: &str) -> Result<Selection, InvalidInput> {
+    let mut selection = Selection::default();
+    for key in keys {
+        let key = key.trim();
+        if LAYOUT_KEYS.contains(&key) {
+            selection.layout.push(key.to_string());
+        } else if let Some(plugin) = find(key) {
+            if !selection.has(plugin) {
+                selection.plugins.push(plugin);
+            }
+        } else {
+            return Err(InvalidInput::new("--plugins", key, unknown(key, command)));
+        }
+    }
+    Ok(selection)
+}
+
+/// The plugin a key names (its record key, or one of its aliases).
+pub fn find(key: &str) -> Option<&'static dyn Plugin> {
+    ALL.iter()
+        .copied()
+        .find(|p| p.key() == key || p.aliases().contains(&key))
+}
+
+/// Why `key` names no plugin here.
+fn unknown(key: &str, command: &str) -> String {
+    let available: Vec<String> = ALL
+        .iter()
+        .map(|p| format!("{} ({})", p.short_key(), p.usage()))
+        .collect();
+    let available = format!(
+        "available for {command}: go/v4 (this layout) and {}",
+        available.join(", ")
+    );
+    if key.starts_with("go/v") || key.starts_with("go.kubebuilder.io/v") {
+        "is an older kubebuilder Go layout; operator-rs writes the go/v4 layout (pass --plugins go/v4 or nothing)".to_string()
+    } else if let Some(name) = UNAVAILABLE
+        .iter()
+        .find(|name| key.starts_with(*name) || key.split('.').next() == Some(**name))
+    {
+        format!("is kubebuilder's {name} plugin, which operator-rs does not have; {available}")
+    } else {
+        format!("unknown plugin; {available}")
+    }
+}
+
+/// Checks the plugins' records in PROJECT (each plugin its own; keys of other tools are kept as
+/// they are): an error names the key under `plugins` and the value, as [`Project::validate`] does
+/// for the rest of the file.
+pub fn check_configs(project: &Project) -> Result<()> {
+    for (key, config) in &project.plugins {
+        if let Some(plugin) = ALL.iter().find(|p| p.key() == key)
+            && let Err((path, err)) = plugin.check_config(config)
+        {
+            return Err(crate::project::in_project(
+                &format!("plugins.{key}.{path}"),
+                err,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The parts that plugins took in the `create api` of `gvk`, as PROJECT recorded them.
+pub fn recorded_api(project: &Project, gvk: Gvk) -> Vec<Box<dyn ApiPart>> {
+    ALL.iter()
+        .filter_map(|p| p.recorded_api(project, gvk))
+        .collect()
+}
+
+/// The spec of a kind as the plugin that wrote its types left it, if one did.
+pub fn spec_of(project: &Project, gvk: Gvk) -> Option<SpecVars> {
+    ALL.iter().find_map(|p| p.spec_of(project, gvk))
+}
+
+/// Every table of templates of the plugins, for the test of template variables.
+#[cfg(test)]
+pub(crate) fn tables() -> Vec<&'static dyn crate::scaffold::table::Checked> {
+    deploy_image::tables()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(keys: &[&str]) -> Vec<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[test]
+    fn kubebuilder_keys() {
+        for key in [
+            "go/v4",
+            "go.kubebuilder.io/v4",
+            "base.go.kubebuilder.io/v4",
+            LAYOUT,
+        ] {
+            let selection = select(&keys(&[key]), "init").unwrap();
+            assert_eq!(selection.layout, [key]);
+            assert!(selection.plugins.is_empty());
+        }
+        for key in [
+            "deploy-image/v1-alpha",
+            "deploy-image.go.kubebuilder.io/v1-alpha",
+            deploy_image::PLUGIN_KEY,
+        ] {
+            let selection = select(&keys(&[key, key]), "edit").unwrap();
+            assert_eq!(selection.plugins.len(), 1, "{key}");
+            assert_eq!(selection.plugins[0].key(), deploy_image::PLUGIN_KEY);
+        }
+        let err = select(&keys(&["grafana.kubebuilder.io/v1-alpha"]), "edit").unwrap_err();
+        assert!(err.to_string().contains("grafana plugin"), "{err}");
+        assert!(err.to_string().contains("deploy-image/v1-alpha"), "{err}");
+        let err = select(&keys(&["go/v3"]), "init").unwrap_err();
+        assert!(err.to_string().contains("older"), "{err}");
+        assert!(select(&keys(&["nope/v1"]), "init").is_err());
+    }
+
+    #[test]
+    fn every_plugin_has_keys_of_its_own() {
+        let mut seen = Vec::new();
+        for plugin in ALL {
+            for key in [plugin.key(), plugin.short_key()]
+                .into_iter()
+                .chain(plugin.aliases().iter().copied())
+            {
+                assert!(!LAYOUT_KEYS.contains(&key), "{key}");
+                assert!(
+                    !seen.contains(&key) || plugin.aliases().contains(&key),
+                    "{key} names two plugins"
+                );
+                seen.push(key);
+            }
+            assert!(plugin.aliases().contains(&plugin.short_key()));
+        }
+    }
+}
