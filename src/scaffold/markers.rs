@@ -25,8 +25,11 @@ const PREFIX: &str = "+operator-rs:scaffold:";
 
 /// The comment token of a file type, by extension.
 fn comment_token(path: &str) -> &'static str {
-    if is_rust(path) { "//" } else { "#" }
+    if is_rust(path) { RUST_COMMENT } else { "#" }
 }
+
+/// A Rust line comment's start.
+const RUST_COMMENT: &str = "//";
 
 fn is_rust(path: &str) -> bool {
     path.ends_with(".rs")

@@ -1,0 +1,156 @@
+//! `operator-rs edit`: changes the project's configuration after `init`, as kubebuilder's `edit`:
+//! `--multigroup` (moves the kinds to the multigroup layout), `--namespaced` (the manager's scope),
+//! `--license`/`--license-file`/`--owner` (the license header of the Rust files), `--plugins`.
+//!
+//! Files that `init` wrote and that depend on a flag are brought to what `init` with the new value
+//! writes by the difference between the two renders: each changed block is found in the file
+//! (with a line of context on either side) and replaced, so the user's own edits elsewhere in the
+//! file stay. A block that cannot be found is refused, naming the file (`--force` overwrites such
+//! files under `config/` with the fresh render, as kubebuilder's `edit --force` does).
+
+//!
+//! One module per change: [`retarget`] (the files of `init` and the RBAC helper roles, for
+//! `--namespaced` and `--multigroup`), [`multigroup`] (the kinds moved into groups), [`license`]
+//! (the license header).
+
+mod license;
+mod multigroup;
+mod retarget;
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use super::{load_project, read_boilerplate};
+use crate::cli::EditArgs;
+use crate::plugins;
+use crate::project;
+use crate::scaffold::Plan;
+use crate::vars::ProjectVars;
+
+pub fn run(args: &EditArgs, dir: &Path) -> Result<()> {
+    let (plan, notes) = plan(args, dir, crate::boilerplate::current_year())?;
+    super::finish(&plan, args.common.dry_run)?;
+    for note in notes {
+        println!("note: {note}");
+    }
+    Ok(())
+}
+
+/// Everything `edit` would write in `dir`, and the notes to print, without writing anything.
+pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>)> {
+    let old = load_project(dir)?;
+    let mut notes = Vec::new();
+    let selection = plugins::select(&args.plugins, "edit")?;
+    for key in &selection.layout {
+        notes.push(format!(
+            "--plugins {key}: kubebuilder's standard layout, which is this project's; nothing to change"
+        ));
+    }
+    for plugin in &selection.plugins {
+        notes.push(format!(
+            "--plugins {}: the {} plugin works per kind, with `operator-rs {}`",
+            plugin.short_key(),
+            plugin.short_key(),
+            plugin.usage()
+        ));
+    }
+    if let Some(owner) = &args.owner {
+        super::init::check_owner(owner)?;
+    }
+    let old_header = read_boilerplate(dir)?;
+    let new_header = license::new_header(args, &old_header, year)?;
+
+    let mut new = old.clone();
+    if let Some(namespaced) = args.namespaced {
+        new.namespaced = namespaced;
+    }
+    if let Some(multigroup) = args.multigroup {
+        new.multigroup = multigroup;
+    }
+
+    let mut plan = Plan::new(dir, args.force);
+    if new.multigroup != old.multigroup {
+        if new.multigroup {
+            multigroup::to_multigroup(&mut plan, &old, &mut new, &old_header)?;
+        } else if let Some(r) = old
+            .resources
+            .iter()
+            .find(|r| r.api.is_some() || r.controller || r.webhooks.is_some())
+        {
+            bail!(
+                "cannot leave the multigroup layout: the project has code for {}/{}, Kind {} under \
+                 src/*/<group>/; operator-rs moves kinds only into the multigroup layout (move the \
+                 files back by hand and set multigroup to false in {})",
+                r.group,
+                r.version,
+                r.kind,
+                project::FILE
+            );
+        }
+    }
+    retarget::init_files(&mut plan, &old, &new, &old_header, args.force)?;
+    if new.namespaced != old.namespaced {
+        retarget::helper_roles(&mut plan, new.namespaced)?;
+        if super::cluster_rbac::any_cluster_controller(dir) {
+            if new.namespaced {
+                super::cluster_rbac::add(&mut plan, &ProjectVars::new(&new, &old_header))?;
+            } else {
+                super::cluster_rbac::remove(&mut plan)?;
+            }
+        }
+    }
+    if let Some(header) = new_header {
+        license::rewrite_headers(&mut plan, &old_header, &header)?;
+    }
+    plan.write(project::FILE, new.render())?;
+    if new.namespaced && !old.namespaced {
+        notes.push(
+            "the manager now watches only its own namespace (WATCH_NAMESPACE); webhooks stay \
+             cluster-wide"
+                .into(),
+        );
+    }
+    Ok((plan, notes))
+}
+
+/// Calls `f` with every file under `dir` (relative to `root`), recursively; links are not followed.
+fn walk(root: &Path, dir: &str, f: &mut dyn FnMut(&str)) {
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let Some(name) = entry.file_name().to_str().map(String::from) else {
+            continue;
+        };
+        let path = format!("{dir}/{name}");
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => walk(root, &path, f),
+            Ok(t) if t.is_file() => f(&path),
+            _ => {}
+        }
+    }
+}
+
+/// The Rust files of the project other than the runtime crate's: under src/ and tests/, on disk
+/// or planned.
+fn rust_files(plan: &Plan) -> Vec<String> {
+    let mut files = std::collections::BTreeSet::new();
+    for top in ["src", "tests"] {
+        walk(plan.root(), top, &mut |path| {
+            if path.ends_with(".rs") {
+                files.insert(path.to_string());
+            }
+        });
+    }
+    for change in plan.changes() {
+        if change.path.ends_with(".rs")
+            && (change.path.starts_with("src/") || change.path.starts_with("tests/"))
+        {
+            files.insert(change.path.clone());
+        }
+    }
+    files.into_iter().collect()
+}
