@@ -703,8 +703,8 @@ version: "3"
         }
     }
 
-    /// The bug of issue 11: a non-ASCII command was written with Rust's `\u{a0}` escape, which
-    /// is not YAML, and every later command failed to read PROJECT.
+    /// A bug the hostile-input tests found: a non-ASCII command was written with Rust's `\u{a0}`
+    /// escape, which is not YAML, and every later command failed to read PROJECT.
     #[test]
     fn any_string_reads_back_as_itself() {
         for s in [

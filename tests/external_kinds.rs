@@ -1,4 +1,4 @@
-//! Issue 14: controllers for kinds the project does not own (`--external-api-path`, types
+//! Controllers for kinds the project does not own (`--external-api-path`, types
 //! generated from the CRD), several controllers per kind (`--controller-name`), controllers of
 //! other groups in single-group projects, and what PROJECT records for `alpha generate` to replay
 //! them. Bad input is refused with one line and changes nothing.

@@ -1,4 +1,4 @@
-//! All or nothing under faults (issue 11, part 4): a write that fails (injected, or a real full
+//! All or nothing under faults: a write that fails (injected, or a real full
 //! disk), SIGINT and SIGTERM at random moments, SIGKILL in the middle of a commit, two commands at
 //! once. After each, the folder is byte for byte as it was, or complete, and holds no temporary
 //! file; a refusal is one line on stderr.

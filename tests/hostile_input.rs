@@ -1,4 +1,4 @@
-//! Hostile input and faults (issue 11): nothing a user types, and no hand edit of PROJECT, may
+//! Hostile input: nothing a user types, and no hand edit of PROJECT, may
 //! give a broken project. Every case ends one of two ways: refused (a non-zero exit, one line on
 //! stderr naming the input and the rule, the tree byte for byte as it was), or written, with
 //! every output parsing (PROJECT re-loads, YAML loads, TOML parses, Rust parses, no

@@ -1,4 +1,4 @@
-//! Markers survive ordinary editing (issue 11, point 7): `cargo fmt` reflowing inserted lines,
+//! Markers survive ordinary editing: `cargo fmt` reflowing inserted lines,
 //! CRLF line endings, reformatted marker comments and edited module declarations. Commands
 //! still insert at the markers, keep every insertion idempotent and never declare a module or
 //! list an entry twice. A marker edited beyond recognition is refused: one line naming the file

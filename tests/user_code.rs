@@ -1,4 +1,4 @@
-//! User code is never overwritten (issue 11, point 3). A kind's files (types, controller, sample,
+//! User code is never overwritten. A kind's files (types, controller, sample,
 //! webhooks, conversions) are the user's once written: later commands only add lines at their
 //! scaffold markers, and `--force` renders one again only while it is still what operator-rs
 //! wrote and the options it depends on changed. Adding a conversion spoke adds one file and its

@@ -466,7 +466,7 @@ mod tests {
         );
     }
 
-    /// Issue 14's records: named controllers, and external kinds with their CRD file.
+    /// Records of named controllers, and external kinds with their CRD file.
     #[test]
     fn named_controllers_and_external_kinds() {
         let mut p = project();
