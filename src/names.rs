@@ -1,10 +1,10 @@
 //! Validated names.
 //!
 //! Every name a user types ends up in file paths, Rust identifiers, YAML and Kubernetes object
-//! names, so each one is a newtype whose constructor enforces the rule kubebuilder applies to it
-//! (DNS-1123 subdomains and labels, DNS-1035 labels), narrowed where a wider name would give a project that cannot build or
-//! deploy, and reports a failure as [`InvalidInput`]: the flag, the value and the rule, on one
-//! line. The DNS rules alone already exclude path separators, `..`, white space, control
+//! names, so each one is a newtype whose constructor enforces the rule kubebuilder applies to
+//! it (DNS-1123 subdomains and labels, DNS-1035 labels), narrowed where a wider name would give a
+//! project that cannot build or deploy, and reports a failure as [`InvalidInput`]: the flag, the
+//! value and the rule, on one line. The DNS rules alone already exclude path separators, `..`, white space, control
 //! characters and template syntax, which is what keeps a name from escaping the project folder
 //! or a template.
 //!
