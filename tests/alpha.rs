@@ -101,9 +101,16 @@ fn generate_rebuilds_a_project_of_which_only_project_is_left() {
     }
     std::fs::create_dir(kept.join(".git")).unwrap();
     std::fs::write(kept.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    // What a day's work leaves: `make build` and cargo's output.
+    for (path, contents) in [("bin/manager", &[0x7f, 0xff][..]), ("target/debug/x", b"x")] {
+        std::fs::create_dir_all(kept.join(path).parent().unwrap()).unwrap();
+        std::fs::write(kept.join(path), contents).unwrap();
+    }
     run_ok(&kept, &["alpha", "generate", "--make=false"]);
     let mut rebuilt = tree(&kept);
-    rebuilt.remove(".git/HEAD");
+    for left in [".git/HEAD", "bin/manager", "target/debug/x"] {
+        assert!(rebuilt.remove(left).is_some(), "{left}");
+    }
     assert_eq!(whole, rebuilt);
 }
 
@@ -222,6 +229,13 @@ fn update_merges_edits_lists_conflicts_and_replaces_the_runtime() {
         "from_secs(3 * 60)",
         "from_secs(60)",
     );
+    // What a day's work leaves: the manager `make build` wrote (a binary), cargo's output and a
+    // file the project's .gitignore ignores. None of it is the project's, nor merged.
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::fs::write(dir.join("bin/manager"), [0x7f, b'E', b'L', b'F', 0xff, 0]).unwrap();
+    std::fs::create_dir_all(dir.join("target/debug")).unwrap();
+    std::fs::write(dir.join("target/debug/manager"), [0xff, 0]).unwrap();
+    std::fs::write(dir.join("test.kubeconfig"), "apiVersion: v1\n").unwrap();
     // An old runtime file that the new runtime does not have, and a changed one.
     std::fs::write(dir.join("operator-rs-runtime/src/gone.rs"), "// old\n").unwrap();
     edit(
@@ -264,6 +278,12 @@ fn update_merges_edits_lists_conflicts_and_replaces_the_runtime() {
     assert!(!dir.join("operator-rs-runtime/src/gone.rs").exists());
     assert!(!read("operator-rs-runtime/src/lib.rs").contains("changed by hand"));
     assert!(read("PROJECT").contains(&format!("cliVersion: {}", env!("CARGO_PKG_VERSION"))));
+    // The build output is left as it was.
+    assert_eq!(
+        std::fs::read(dir.join("bin/manager")).unwrap()[..4],
+        [0x7f, b'E', b'L', b'F']
+    );
+    assert_eq!(read("test.kubeconfig"), "apiVersion: v1\n");
 }
 
 #[test]

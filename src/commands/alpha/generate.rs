@@ -6,12 +6,13 @@
 //! one all-or-nothing write (the same journal as every command), so a failed or interrupted run
 //! leaves the output as it was.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 
 use super::replay::{License, Replay};
 use super::tree;
+use crate::boilerplate::BOILERPLATE_FILE;
 use crate::cli::AlphaGenerateArgs;
 use crate::project;
 use crate::scaffold::{self, Plan};
@@ -82,49 +83,32 @@ pub(super) fn write_tree(
 }
 
 /// The output must hold nothing a generated file could replace: it is a new or empty folder
-/// (hidden files such as `.git` aside), or the input folder when PROJECT and its license header
-/// are all that is left of the project.
+/// (hidden files such as `.git` aside, and build output such as `target/` and `bin/`), or the
+/// input folder when PROJECT and its license header are all that is left of the project.
 pub(super) fn check_output(input: Option<&Path>, output: &Path) -> Result<()> {
-    let entries = match std::fs::read_dir(output) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(err) => {
-            return Err(err)
-                .with_context(|| format!("reading the output folder {}", output.display()));
-        }
-    };
+    if !output.exists() {
+        return Ok(());
+    }
     let same = input.is_some_and(|input| same_folder(input, output));
-    let mut found: Vec<PathBuf> = Vec::new();
-    for entry in entries {
-        let name = entry?.file_name();
-        let name = name.to_string_lossy();
-        let kept = name.starts_with('.') || (same && (name == project::FILE || name == "hack"));
-        if !kept {
-            found.push(PathBuf::from(name.as_ref()));
-        }
-    }
-    if same && output.join("hack").is_dir() {
-        for entry in std::fs::read_dir(output.join("hack"))? {
-            let name = entry?.file_name();
-            if name != "boilerplate.rs.txt" {
-                found.push(Path::new("hack").join(name));
-            }
-        }
-    }
-    if let Some(first) = found.iter().min() {
+    let files = super::tree::project_files(output)
+        .with_context(|| format!("reading the output folder {}", output.display()))?;
+    let found = files.iter().find(|path| {
+        let hidden = path.starts_with('.');
+        let left = same && (*path == project::FILE || *path == BOILERPLATE_FILE);
+        !hidden && !left
+    });
+    if let Some(first) = found {
         if same {
             bail!(
-                "{} holds a project (found {}): alpha generate writes a fresh tree; pass \
+                "{} holds a project (found {first}): alpha generate writes a fresh tree; pass \
                  --output-dir <new folder>, or run `operator-rs alpha update` to bring the project \
                  onto this version's scaffold",
                 output.display(),
-                first.display()
             );
         }
         bail!(
-            "the output folder {} is not empty (found {}); pass a new or empty folder",
+            "the output folder {} is not empty (found {first}); pass a new or empty folder",
             output.display(),
-            first.display()
         );
     }
     Ok(())
