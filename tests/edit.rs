@@ -284,3 +284,107 @@ fn refusals() {
         &["--plugins", "older"],
     );
 }
+
+/// `edit --multigroup` on code as people write it: what it cannot rewrite, or a group's module
+/// that is a module of the user's already, is refused with one line naming the file, and the
+/// tree is left as it was.
+#[test]
+fn multigroup_refuses_what_it_cannot_move() {
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        // A module of the user's where the group's would go.
+        (
+            "src/api/crew.rs",
+            "//! Mine.\n",
+            "pub mod crew;\n",
+            &["src/api/crew", "rename it"],
+        ),
+        // Code that does not parse.
+        (
+            "src/fleet.rs",
+            "fn broken( {\n",
+            "pub mod fleet;\n",
+            &["src/fleet.rs", "not valid Rust"],
+        ),
+        // One `use` of two modules that move to different groups.
+        (
+            "src/fleet.rs",
+            "use crate::webhook::v1::{captain, pod};\n",
+            "pub mod fleet;\n",
+            &["src/fleet.rs", "different groups"],
+        ),
+    ];
+    for (file, text, declaration, expected) in cases {
+        let (_tmp, dir) = folder("crew");
+        project(
+            &dir,
+            &[],
+            &[
+                CREW[0],
+                CREW[1],
+                "create webhook --group core --version v1 --kind Pod --defaulting",
+            ],
+        );
+        std::fs::write(dir.join(file), text).unwrap();
+        let parent = if file.starts_with("src/api/") {
+            "src/api/mod.rs"
+        } else {
+            "src/lib.rs"
+        };
+        let mut declared = std::fs::read_to_string(dir.join(parent)).unwrap();
+        declared.push_str(declaration);
+        std::fs::write(dir.join(parent), declared).unwrap();
+        assert_refused(&dir, &["edit", "--multigroup"], expected);
+    }
+}
+
+/// A single-group project with an external kind (cert-manager's Certificate, as README.md's
+/// example) moves: its own kinds go into their group, the external kind's types stay in
+/// `src/external/`, its controller goes into its group, and PROJECT keeps its CRD file.
+#[test]
+fn multigroup_moves_a_project_with_an_external_kind() {
+    let (_tmp, dir) = folder("crew");
+    std::fs::create_dir_all(dir.join("crds")).unwrap();
+    let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/cert-manager/cert-manager.io_certificates.yaml");
+    project(&dir, &[], &[CREW[0]]);
+    std::fs::copy(crd, dir.join("crds/certificates.yaml")).unwrap();
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cert-manager",
+            "--version",
+            "v1",
+            "--kind",
+            "Certificate",
+            "--controller",
+            "--resource=false",
+            "--external-api-path",
+            "crds/certificates.yaml",
+            "--external-api-domain",
+            "io",
+            "--make=false",
+        ],
+    );
+    run_ok(&dir, &["edit", "--multigroup"]);
+    for moved in [
+        "src/api/crew/v1/captain.rs",
+        "src/controller/crew/captain.rs",
+        "src/controller/cert_manager/certificate.rs",
+        "src/external/cert_manager/v1/certificate.rs",
+    ] {
+        assert!(dir.join(moved).exists(), "{moved} is missing");
+    }
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("path: crds/certificates.yaml"),
+        "{project}"
+    );
+    let controllers = std::fs::read_to_string(dir.join("src/controller/mod.rs")).unwrap();
+    assert!(
+        controllers.contains("cert_manager::certificate::CONTROLLER,"),
+        "{controllers}"
+    );
+}

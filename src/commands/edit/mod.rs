@@ -15,6 +15,7 @@
 
 mod license;
 mod multigroup;
+mod paths;
 mod retarget;
 
 use std::path::Path;

@@ -1,21 +1,53 @@
 //! `--multigroup`: the kinds moved into the multigroup layout, `src/{api,controller,webhook}/<group>/`,
-//! with the paths that name their modules rewritten in every Rust file of the project.
+//! with the paths that name their modules rewritten in every Rust file of the project (see
+//! [`super::paths`]).
+//!
+//! The project's own kinds, the controllers of every kind and the webhooks of every kind move;
+//! the types of external kinds stay where they are, `src/external/<group>/` in both layouts.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{Result, bail};
 
+use super::paths::{self, Modules, Move};
 use super::{rust_files, walk};
-use crate::commands::layout;
+use crate::commands::{controllers, layout};
 use crate::names::{Group, Kind};
 use crate::project::{self, Project, Resource};
 use crate::scaffold::{Owner, Plan};
 use crate::vars::{GroupVars, ProjectVars, WebhookVersionVars};
 
-/// A module moved: `api::v1` → `api::crew::v1`, for the paths in `use` lines and elsewhere.
-struct Moved {
-    from: String,
-    to: String,
+/// What moves: the modules, and the files and folders they are.
+#[derive(Default)]
+struct Layout {
+    moves: Vec<Move>,
+    /// Files and folders under `src/`: from → to.
+    files: BTreeMap<String, String>,
+}
+
+impl Layout {
+    fn add(&mut self, from: &[&str], group: &str, at: usize, file: (String, String)) {
+        let from: Vec<String> = from.iter().map(|s| s.to_string()).collect();
+        let mut to = from.clone();
+        to.insert(at, group.to_string());
+        self.moves.push(Move { from, to });
+        self.files.insert(file.0, file.1);
+    }
+
+    /// Where the file at `path` goes: under a moved folder, or moved itself.
+    fn new_path(&self, path: &str) -> String {
+        for (from, to) in &self.files {
+            if path == from {
+                return to.clone();
+            }
+            if let Some(rest) = path.strip_prefix(from.as_str())
+                && rest.starts_with('/')
+            {
+                return format!("{to}{rest}");
+            }
+        }
+        path.to_string()
+    }
 }
 
 /// Moves the kinds of the single-group project `old` into the multigroup layout; `new` becomes
@@ -27,36 +59,28 @@ pub(super) fn to_multigroup(
     header: &str,
 ) -> Result<()> {
     check_one_group(old)?;
+    let layout = layout_of(plan, old)?;
+    check_groups_free(plan, &layout)?;
+    rewrite_paths(plan, old, &layout)?;
     let vars = ProjectVars::new(new, header);
-    let mut moved: Vec<Moved> = Vec::new();
-    move_types(plan, old, &vars, &mut moved)?;
-    move_controllers(plan, old, &vars, &mut moved)?;
-    let versions = move_webhooks(plan, old, &vars, &mut moved)?;
-    drop_webhook_versions(plan, versions, &moved)?;
-    // Paths to the moved modules, in every Rust file of the project.
-    let crate_name = old.project_name.replace('-', "_");
-    for path in rust_files(plan) {
-        let Some(text) = plan.read(&path)? else {
-            continue;
-        };
-        let rewritten = rewrite_paths(&text, &crate_name, &moved);
-        if rewritten != text {
-            plan.edit(&path, |_| Ok(rewritten))?;
-        }
-    }
+    move_types(plan, old, &vars)?;
+    move_controllers(plan, old, &vars)?;
+    let versions = move_webhooks(plan, old, &vars)?;
+    drop_webhook_versions(plan, versions)?;
     new.multigroup = true;
-    for r in new.resources.iter_mut().filter(|r| !r.core) {
+    for r in new.resources.iter_mut().filter(|r| !r.core && !r.external) {
         r.path = format!("crate::api::{}::{}", group_module(&r.group), r.version);
     }
     Ok(())
 }
 
-/// A single-group project has one group of its own, which becomes a module.
+/// A single-group project has one group of its own, which becomes a module. (Built-in and
+/// external kinds are other projects' groups.)
 fn check_one_group(old: &Project) -> Result<()> {
     let own_groups: BTreeSet<&str> = old
         .resources
         .iter()
-        .filter(|r| !r.core)
+        .filter(|r| !r.core && !r.external)
         .map(|r| r.group.as_str())
         .collect();
     if own_groups.len() > 1 {
@@ -79,13 +103,136 @@ fn check_one_group(old: &Project) -> Result<()> {
     Ok(())
 }
 
+/// The modules and files that move, from PROJECT and what is on disk.
+fn layout_of(plan: &Plan, old: &Project) -> Result<Layout> {
+    let mut layout = Layout::default();
+    let mut versions = BTreeSet::new();
+    for r in old.resources.iter().filter(|r| !r.core && r.api.is_some()) {
+        if versions.insert(r.version.clone()) {
+            let gm = group_module(&r.group);
+            let (from, to) = (
+                format!("src/api/{}", r.version),
+                format!("src/api/{gm}/{}", r.version),
+            );
+            layout.add(&["api", &r.version], &gm, 1, (from, to));
+        }
+    }
+    for (slot, r) in controllers::all(old) {
+        let from = format!("src/controller/{}.rs", slot.module);
+        if plan.read(&from)?.is_some() {
+            let gm = group_module(&r.group);
+            let to = format!("src/controller/{gm}/{}.rs", slot.module);
+            layout.add(&["controller", &slot.module], &gm, 1, (from, to));
+        }
+    }
+    // Webhooks: a version whose kinds all move into one group moves whole (paths to the version's
+    // module follow); else each kind's module moves on its own.
+    let mut by_version: BTreeMap<&str, Vec<(&Resource, String)>> = BTreeMap::new();
+    for r in old.resources.iter().filter(|r| r.webhooks.is_some()) {
+        let kind = Kind::parse(&r.kind)?.snake();
+        if plan
+            .root()
+            .join(format!("src/webhook/{}/{kind}", r.version))
+            .is_dir()
+        {
+            by_version.entry(&r.version).or_default().push((r, kind));
+        }
+    }
+    for (version, kinds) in by_version {
+        let groups: BTreeSet<String> = kinds.iter().map(|(r, _)| group_module(&r.group)).collect();
+        for (r, kind) in &kinds {
+            let gm = group_module(&r.group);
+            let from = format!("src/webhook/{version}/{kind}");
+            let to = format!("src/webhook/{gm}/{version}/{kind}");
+            if groups.len() == 1 {
+                layout.files.insert(from, to);
+            } else {
+                layout.add(&["webhook", version, kind], &gm, 1, (from, to));
+            }
+        }
+        if let [gm] = groups.iter().collect::<Vec<_>>()[..] {
+            layout.moves.push(Move {
+                from: vec!["webhook".into(), version.to_string()],
+                to: vec!["webhook".into(), gm.clone(), version.to_string()],
+            });
+        }
+    }
+    Ok(layout)
+}
+
+/// A group's module must not be a module of the user's already: `src/api/crew.rs` would become a
+/// second file of the module `api::crew`.
+fn check_groups_free(plan: &Plan, layout: &Layout) -> Result<()> {
+    let mut checked = BTreeSet::new();
+    for m in &layout.moves {
+        let at = m.to.iter().zip(&m.from).take_while(|(a, b)| a == b).count();
+        let top = m.to[..at].join("/");
+        let group = &m.to[at];
+        if !checked.insert((top.clone(), group.clone())) {
+            continue;
+        }
+        let file = format!("src/{top}/{group}.rs");
+        let folder = format!("src/{top}/{group}");
+        let declared = plan
+            .read(&format!("src/{top}/mod.rs"))?
+            .is_some_and(|text| {
+                text.lines().any(|line| {
+                    let line = line.trim();
+                    let line = line.split_once("mod ").map_or("", |(_, rest)| rest);
+                    line.trim_end_matches([';', '{', ' ']) == group.as_str()
+                })
+            });
+        if plan.read(&file)?.is_some() || plan.root().join(&folder).exists() || declared {
+            bail!(
+                "cannot move to the multigroup layout: the group's module src/{top}/{group} is \
+                 already a module of yours ({}); rename it, then run edit again",
+                if declared {
+                    format!("declared in src/{top}/mod.rs")
+                } else {
+                    format!("{file} or {folder}/")
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Every Rust file of the project with its paths to the moved modules rewritten, before anything
+/// moves (the paths are resolved in the tree as it is).
+fn rewrite_paths(plan: &mut Plan, old: &Project, layout: &Layout) -> Result<()> {
+    let files = rust_files(plan);
+    let mut modules: Modules = BTreeSet::new();
+    for path in &files {
+        if let Some(mut module) = paths::module_of(path) {
+            while !module.is_empty() {
+                modules.insert(module.clone());
+                module.pop();
+            }
+        }
+    }
+    let crate_name = old.project_name.replace('-', "_");
+    let mut rewritten = Vec::new();
+    for path in files {
+        let Some(text) = plan.read(&path)? else {
+            continue;
+        };
+        let old_module = paths::module_of(&path);
+        let new_module = paths::module_of(&layout.new_path(&path));
+        let module = old_module.as_deref().zip(new_module.as_deref());
+        let new = paths::rewrite(&path, &text, module, &crate_name, &modules, &layout.moves)?;
+        if new != text {
+            rewritten.push((path, new));
+        }
+    }
+    // Edited only once every file is known to rewrite: a refusal leaves the plan as it was.
+    for (path, text) in rewritten {
+        plan.edit(&path, |_| Ok(text))?;
+    }
+    Ok(())
+}
+
 /// Types: `src/api/<version>/` → `src/api/<group>/<version>/`.
-fn move_types(
-    plan: &mut Plan,
-    old: &Project,
-    vars: &ProjectVars,
-    moved: &mut Vec<Moved>,
-) -> Result<()> {
+fn move_types(plan: &mut Plan, old: &Project, vars: &ProjectVars) -> Result<()> {
     let mut versions: Vec<(&Resource, &str)> = Vec::new();
     for r in old.resources.iter().filter(|r| !r.core && r.api.is_some()) {
         if !versions.iter().any(|(_, v)| *v == r.version) {
@@ -99,10 +246,6 @@ fn move_types(
             &format!("src/api/{version}"),
             &format!("src/api/{gm}/{version}"),
         )?;
-        moved.push(Moved {
-            from: format!("api::{version}"),
-            to: format!("api::{gm}::{version}"),
-        });
         let group = group_vars(vars, &gm, api_group(r, &old.domain));
         let group_mod = create_once(plan, layout::API_GROUP.texts(&group, true)?)?;
         plan.insert(
@@ -111,49 +254,33 @@ fn move_types(
             &format!("pub mod {version};"),
         )?;
         plan.edit("src/api/mod.rs", |t| {
-            Ok(prefix_lines(
-                &drop_line(t, &format!("pub mod {version};")),
-                &format!("{version}::"),
-                &format!("{gm}::"),
-            ))
+            Ok(drop_line(t, &format!("pub mod {version};")))
         })?;
         plan.insert("src/api/mod.rs", "api-modules", &format!("pub mod {gm};"))?;
     }
     Ok(())
 }
 
-/// Controllers: `src/controller/<kind>.rs` → `src/controller/<group>/<kind>.rs`.
-fn move_controllers(
-    plan: &mut Plan,
-    old: &Project,
-    vars: &ProjectVars,
-    moved: &mut Vec<Moved>,
-) -> Result<()> {
-    for r in old.resources.iter().filter(|r| r.controller) {
+/// Controllers: `src/controller/<name>.rs` → `src/controller/<group>/<name>.rs`, every one of
+/// every kind (named ones too).
+fn move_controllers(plan: &mut Plan, old: &Project, vars: &ProjectVars) -> Result<()> {
+    for (slot, r) in controllers::all(old) {
         let gm = group_module(&r.group);
-        let kind = Kind::parse(&r.kind)?.snake();
-        let from = format!("src/controller/{kind}.rs");
+        let module = &slot.module;
+        let from = format!("src/controller/{module}.rs");
         if plan.read(&from)?.is_none() {
             continue;
         }
-        move_file(plan, &from, &format!("src/controller/{gm}/{kind}.rs"))?;
-        moved.push(Moved {
-            from: format!("controller::{kind}"),
-            to: format!("controller::{gm}::{kind}"),
-        });
+        move_file(plan, &from, &format!("src/controller/{gm}/{module}.rs"))?;
         let group = group_vars(vars, &gm, api_group(r, &old.domain));
         let group_mod = create_once(plan, layout::CONTROLLER_GROUP.texts(&group, true)?)?;
         plan.insert(
             &group_mod,
             "controller-modules",
-            &format!("pub mod {kind};"),
+            &format!("pub mod {module};"),
         )?;
         plan.edit("src/controller/mod.rs", |t| {
-            Ok(prefix_lines(
-                &drop_line(t, &format!("pub mod {kind};")),
-                &format!("{kind}::"),
-                &format!("{gm}::"),
-            ))
+            Ok(drop_line(t, &format!("pub mod {module};")))
         })?;
         plan.insert(
             "src/controller/mod.rs",
@@ -166,14 +293,13 @@ fn move_controllers(
 
 /// Webhooks: `src/webhook/<version>/<kind>/` → `src/webhook/<group>/<version>/<kind>/`; the
 /// version modules, shared by the groups in the single-group layout, are written anew. Returns
-/// the versions whose old module is left to remove.
+/// the versions whose old module is left to remove, with the kinds moved out of each.
 fn move_webhooks(
     plan: &mut Plan,
     old: &Project,
     vars: &ProjectVars,
-    moved: &mut Vec<Moved>,
-) -> Result<BTreeSet<String>> {
-    let mut old_version_mods = BTreeSet::new();
+) -> Result<BTreeMap<String, Vec<String>>> {
+    let mut old_version_mods: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in old.resources.iter().filter(|r| r.webhooks.is_some()) {
         let gm = group_module(&r.group);
         let kind = Kind::parse(&r.kind)?.snake();
@@ -183,11 +309,10 @@ fn move_webhooks(
             continue;
         }
         move_dir(plan, &from, &format!("src/webhook/{gm}/{version}/{kind}"))?;
-        moved.push(Moved {
-            from: format!("webhook::{version}::{kind}"),
-            to: format!("webhook::{gm}::{version}::{kind}"),
-        });
-        old_version_mods.insert(version.clone());
+        old_version_mods
+            .entry(version.clone())
+            .or_default()
+            .push(kind.clone());
         let qualified = api_group(r, &old.domain);
         let version_vars = WebhookVersionVars {
             project: vars.clone(),
@@ -208,13 +333,6 @@ fn move_webhooks(
             "webhook-version-modules",
             &format!("pub mod {version};"),
         )?;
-        plan.edit("src/webhook/mod.rs", |t| {
-            Ok(prefix_lines(
-                t,
-                &format!("{version}::{kind}::"),
-                &format!("{gm}::"),
-            ))
-        })?;
         plan.insert(
             "src/webhook/mod.rs",
             "webhook-modules",
@@ -226,21 +344,13 @@ fn move_webhooks(
 
 /// Removes the version modules of `src/webhook/` the kinds were moved out of, unless they hold
 /// modules of the user's.
-fn drop_webhook_versions(
-    plan: &mut Plan,
-    versions: BTreeSet<String>,
-    moved: &[Moved],
-) -> Result<()> {
-    for version in versions {
+fn drop_webhook_versions(plan: &mut Plan, versions: BTreeMap<String, Vec<String>>) -> Result<()> {
+    for (version, kinds) in versions {
         let path = format!("src/webhook/{version}/mod.rs");
         let left = plan.read(&path)?.unwrap_or_default();
         let others = left.lines().any(|l| {
             let l = l.trim();
-            l.starts_with("pub mod ")
-                && !moved.iter().any(|m| {
-                    m.from.starts_with(&format!("webhook::{version}::"))
-                        && l == format!("pub mod {};", m.from.rsplit("::").next().unwrap_or(""))
-                })
+            l.starts_with("pub mod ") && !kinds.iter().any(|k| l == format!("pub mod {k};"))
         });
         if others {
             bail!(
@@ -327,77 +437,4 @@ fn drop_line(text: &str, line: &str) -> String {
     text.split_inclusive('\n')
         .filter(|l| l.trim() != line)
         .collect()
-}
-
-/// Lines of `text` that start with `start` (after indentation) get `prefix` before it.
-fn prefix_lines(text: &str, start: &str, prefix: &str) -> String {
-    text.split_inclusive('\n')
-        .map(|l| {
-            let body = l.trim_start();
-            if body.starts_with(start) {
-                let indent = &l[..l.len() - body.len()];
-                format!("{indent}{prefix}{body}")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect()
-}
-
-/// Rewrites `crate::<from>` and `<crate_name>::<from>` paths to `<to>`, where the path ends there
-/// (`crate::api::v1::X`, not `crate::api::v10`).
-fn rewrite_paths(text: &str, crate_name: &str, moved: &[Moved]) -> String {
-    let mut text = text.to_string();
-    for m in moved {
-        for root in ["crate", crate_name] {
-            let from = format!("{root}::{}", m.from);
-            let to = format!("{root}::{}", m.to);
-            let mut out = String::with_capacity(text.len());
-            let mut rest = text.as_str();
-            while let Some(at) = rest.find(&from) {
-                let before_ok = out
-                    .chars()
-                    .last()
-                    .or_else(|| rest[..at].chars().last())
-                    .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
-                let before_ok = if at > 0 {
-                    rest[..at]
-                        .chars()
-                        .last()
-                        .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'))
-                } else {
-                    before_ok
-                };
-                let after = &rest[at + from.len()..];
-                let after_ok = after
-                    .chars()
-                    .next()
-                    .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-                out.push_str(&rest[..at]);
-                out.push_str(if before_ok && after_ok { &to } else { &from });
-                rest = after;
-            }
-            out.push_str(rest);
-            text = out;
-        }
-    }
-    text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_are_rewritten_where_they_end() {
-        let moved = [Moved {
-            from: "api::v1".into(),
-            to: "api::crew::v1".into(),
-        }];
-        let text = "use crate::api::v1::Captain;\nuse demo::api::v1;\nuse crate::api::v10::X;\nuse my_crate::api::v1::Y;\n";
-        assert_eq!(
-            rewrite_paths(text, "demo", &moved),
-            "use crate::api::crew::v1::Captain;\nuse demo::api::crew::v1;\nuse crate::api::v10::X;\nuse my_crate::api::v1::Y;\n"
-        );
-    }
 }

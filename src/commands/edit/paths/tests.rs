@@ -1,0 +1,302 @@
+//! Paths as people write them, rewritten for a single-group project `crew` moved to the multigroup
+//! layout: `api::v1` → `api::crew::v1`, `controller::captain` → `controller::crew::captain`,
+//! `webhook::v1` → `webhook::crew::v1`.
+
+use super::*;
+
+fn segments(path: &str) -> Vec<String> {
+    path.split("::")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn moves() -> Vec<Move> {
+    [
+        ("api::v1", "api::crew::v1"),
+        ("controller::captain", "controller::crew::captain"),
+        ("webhook::v1", "webhook::crew::v1"),
+    ]
+    .into_iter()
+    .map(|(from, to)| Move {
+        from: segments(from),
+        to: segments(to),
+    })
+    .collect()
+}
+
+/// The modules of the project before the move.
+fn modules() -> Modules {
+    [
+        "api",
+        "api::v1",
+        "api::v1::captain",
+        "controller",
+        "controller::captain",
+        "webhook",
+        "webhook::v1",
+        "webhook::v1::captain",
+    ]
+    .into_iter()
+    .map(segments)
+    .collect()
+}
+
+/// The file at `path`, rewritten; `to`: where it moves (None: it stays).
+fn run(path: &str, to: Option<&str>, text: &str) -> Result<String> {
+    let old = module_of(path);
+    let new = to.and_then(module_of).or_else(|| old.clone());
+    let module = old.as_deref().zip(new.as_deref());
+    rewrite(path, text, module, "crew_operator", &modules(), &moves())
+}
+
+fn ok(path: &str, text: &str) -> String {
+    run(path, None, text).unwrap()
+}
+
+#[test]
+fn use_lines_in_every_form() {
+    let text = "use crate::{api::v1::Captain, controller::captain};
+use crate::api::{self, v1::{CaptainSpec, CaptainStatus}};
+use crate::api::v1 as types;
+use crate::api::{v1};
+use self::api::v1::captain::Captain as C;
+use ::std::fmt;
+";
+    assert_eq!(
+        ok("src/lib.rs", text),
+        "use crate::{api::crew::v1::Captain, controller::crew::captain};
+use crate::api::{self, crew::v1::{CaptainSpec, CaptainStatus}};
+use crate::api::crew::v1 as types;
+use crate::api::{crew::v1};
+use self::api::crew::v1::captain::Captain as C;
+use ::std::fmt;
+"
+    );
+}
+
+#[test]
+fn paths_through_names_a_use_brought_in() {
+    let text = "use crate::api;
+use crate::api::v1 as types;
+use crate::api::*;
+
+fn f() -> api::v1::Captain {
+    let _: types::Captain = todo!();
+    let _ = v1::Captain::crd();
+    todo!()
+}
+";
+    let out = ok("src/util.rs", text);
+    assert!(out.contains("fn f() -> api::crew::v1::Captain {"), "{out}");
+    // Through an alias of the moved module itself: the `use` line changed, the alias stays.
+    assert!(out.contains("use crate::api::crew::v1 as types;"), "{out}");
+    assert!(out.contains("let _: types::Captain"), "{out}");
+    // Through a glob of its parent.
+    assert!(out.contains("let _ = crew::v1::Captain::crd();"), "{out}");
+}
+
+#[test]
+fn child_modules_of_the_parent() {
+    let text = "pub mod v1;
+// +operator-rs:scaffold:api-modules
+
+pub fn crds() -> Vec<Crd> {
+    vec![
+        v1::Captain::crd(),
+        // +operator-rs:scaffold:crds
+    ]
+}
+";
+    let out = ok("src/api/mod.rs", text);
+    assert!(out.contains("        crew::v1::Captain::crd(),\n"), "{out}");
+    // The module declaration is the move's to change, not the paths'.
+    assert!(out.contains("pub mod v1;"), "{out}");
+}
+
+#[test]
+fn macros_docs_and_the_crate_name() {
+    let text = "//! Uses [`crate::api::v1::Captain`] and `crew_operator::api::v1`.
+use crew_operator::api::v1::Captain;
+
+/// See [`crew_operator::controller::captain::CONTROLLER`].
+#[test]
+fn t() {
+    assert_eq!(crew_operator::api::v1::Captain::kind(&()), \"Captain\");
+    let v = vec![crew_operator::webhook::v1::captain::webhooks()];
+    let s = \"crew_operator::api::v1\";
+}
+";
+    let out = ok("tests/captain.rs", text);
+    assert!(
+        out.contains("use crew_operator::api::crew::v1::Captain;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("assert_eq!(crew_operator::api::crew::v1::Captain::kind(&()), \"Captain\");"),
+        "{out}"
+    );
+    assert!(
+        out.contains("vec![crew_operator::webhook::crew::v1::captain::webhooks()]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("/// See [`crew_operator::controller::crew::captain::CONTROLLER`]."),
+        "{out}"
+    );
+    // A doc comment of a test crate: its `crate` is the test's, its crate-name path is ours.
+    assert!(
+        out.contains("//! Uses [`crate::api::v1::Captain`] and `crew_operator::api::crew::v1`."),
+        "{out}"
+    );
+    // Strings are data.
+    assert!(out.contains("let s = \"crew_operator::api::v1\";"), "{out}");
+}
+
+#[test]
+fn other_paths_stay() {
+    let text = "use crate::api::v10::X;
+use my_crate::api::v1::Y;
+use crate::apiary::v1::Z;
+mod local { pub mod v1 {} }
+use local::v1 as w;
+fn f() { let v1 = 1; let _ = v1 + 1; }
+";
+    assert_eq!(ok("src/other.rs", text), text);
+    // In a test crate, `crate::api` is the test's own module.
+    let test = "mod api { pub mod v1 {} }\nuse crate::api::v1;\n";
+    assert_eq!(ok("tests/t.rs", test), test);
+}
+
+#[test]
+fn a_moved_file_gets_one_more_super_where_it_leaves_itself() {
+    let text = "use super::super::api::v1::Captain;
+use super::Shared;
+use super::{Context, Runner};
+use crate::controller::captain::helper;
+
+pub fn helper() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use super::super::Context as C;
+}
+";
+    let out = run(
+        "src/controller/captain.rs",
+        Some("src/controller/crew/captain.rs"),
+        text,
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "use super::super::super::api::crew::v1::Captain;
+use super::super::Shared;
+use super::super::{Context, Runner};
+use crate::controller::crew::captain::helper;
+
+pub fn helper() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use super::super::super::Context as C;
+}
+"
+    );
+}
+
+#[test]
+fn files_inside_a_moved_module_keep_their_relative_paths() {
+    // src/webhook/v1/captain/defaulting.rs moves with its folder: `super` is still its kind's
+    // module, `super::super` its version's.
+    let text =
+        "use super::Registration;\nuse super::super::captain;\nuse crate::api::v1::Captain;\n";
+    let out = run(
+        "src/webhook/v1/captain/defaulting.rs",
+        Some("src/webhook/crew/v1/captain/defaulting.rs"),
+        text,
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "use super::Registration;\nuse super::super::captain;\nuse crate::api::crew::v1::Captain;\n"
+    );
+}
+
+#[test]
+fn what_cannot_be_rewritten_is_refused_by_name() {
+    let err = ok_err("src/util.rs", None, "fn f( {\n");
+    assert!(
+        err.contains("src/util.rs") && err.contains("not valid Rust"),
+        "{err}"
+    );
+    let err = ok_err("src/util.rs", None, "#[path = \"x.rs\"]\nmod x;\n");
+    assert!(err.contains("#[path]"), "{err}");
+    let err = ok_err(
+        "src/controller/captain.rs",
+        Some("src/controller/crew/captain.rs"),
+        "const S: &str = include_str!(\"data.txt\");\n",
+    );
+    assert!(err.contains("include_str!"), "{err}");
+}
+
+fn ok_err(path: &str, to: Option<&str>, text: &str) -> String {
+    run(path, to, text).unwrap_err().to_string()
+}
+
+#[test]
+fn rustfmt_layouts_and_unicode_keep_their_place() {
+    let text = "// é à ü\nuse crate::{\n    api::v1::{Captain, CaptainSpec},\n    controller::captain,\n};\nconst É: &str = \"ü\"; use crate::api::v1::Captain as D;\n";
+    assert_eq!(
+        ok("src/lib.rs", text),
+        "// é à ü\nuse crate::{\n    api::crew::v1::{Captain, CaptainSpec},\n    controller::crew::captain,\n};\nconst É: &str = \"ü\"; use crate::api::crew::v1::Captain as D;\n"
+    );
+}
+
+/// Webhooks of kinds of two groups in one version move apart: `webhook::v1::captain` to
+/// `webhook::crew::v1::captain`, `webhook::v1::pod` to `webhook::core::v1::pod`.
+#[test]
+fn modules_of_one_version_that_move_apart() {
+    let moves: Vec<Move> = [
+        ("webhook::v1::captain", "webhook::crew::v1::captain"),
+        ("webhook::v1::pod", "webhook::core::v1::pod"),
+    ]
+    .into_iter()
+    .map(|(from, to)| Move {
+        from: segments(from),
+        to: segments(to),
+    })
+    .collect();
+    let mut modules = modules();
+    modules.insert(segments("webhook::v1::pod"));
+    let run = |path: &str, text: &str| {
+        let module = module_of(path);
+        let module = module.as_deref().map(|m| (m, m));
+        rewrite(path, text, module, "crew_operator", &modules, &moves)
+    };
+    let text = "pub mod v1;\n\npub fn webhooks() -> Vec<W> {\n    [v1::captain::webhooks(), v1::pod::webhooks()].concat()\n}\n";
+    assert_eq!(
+        run("src/webhook/mod.rs", text).unwrap(),
+        "pub mod v1;\n\npub fn webhooks() -> Vec<W> {\n    [crew::v1::captain::webhooks(), core::v1::pod::webhooks()].concat()\n}\n"
+    );
+    let text = "use crate::webhook::v1::captain::defaulting;\nuse crate::webhook::{v1::pod};\n";
+    assert_eq!(
+        run("src/lib.rs", text).unwrap(),
+        "use crate::webhook::crew::v1::captain::defaulting;\nuse crate::webhook::{core::v1::pod};\n"
+    );
+    // One `use` of both cannot say where each went: refused, naming the file.
+    for text in [
+        "use crate::webhook::v1::{captain, pod};\n",
+        "use crate::webhook::v1;\nfn f() { v1::pod::webhooks(); }\n",
+    ] {
+        let err = run("src/lib.rs", text).unwrap_err().to_string();
+        assert!(
+            err.contains("src/lib.rs")
+                && err.contains("webhook::v1")
+                && err.contains("different groups"),
+            "{err}"
+        );
+    }
+}
