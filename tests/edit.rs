@@ -241,8 +241,8 @@ fn refusals() {
     );
     assert_refused(
         &dir,
-        &["edit", "--plugins", "grafana.kubebuilder.io/v1-alpha"],
-        &["--plugins", "grafana plugin"],
+        &["edit", "--plugins", "helm.kubebuilder.io/v2-alpha"],
+        &["--plugins", "helm plugin"],
     );
     assert_refused(&dir, &["edit", "--owner", "a\tb"], &["--owner"]);
     let missing = dir.join("no-such-header.txt");

@@ -47,7 +47,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     };
     check_owner(&args.owner)?;
     let kb = &args.kubebuilder;
-    plugins::select(&kb.plugins, "init")?;
+    let selection = plugins::select(&kb.plugins, "init")?;
     if let Some(version) = &kb.project_version
         && version != "3"
     {
@@ -68,7 +68,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     };
     refuse_initialized(dir)?;
 
-    let project = Project {
+    let mut project = Project {
         cli_version: env!("CARGO_PKG_VERSION").to_string(),
         domain: domain.as_str().to_string(),
         layout: vec![LAYOUT.to_string()],
@@ -106,6 +106,11 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     for (path, contents) in runtime_crate::files() {
         create_new(&mut plan, &path, contents.to_owned())?;
     }
+    // The plugins of the whole project (`--plugins grafana/v1-alpha` …).
+    for part in selection.plugins.iter().filter_map(|p| p.project()) {
+        part.render(&mut plan, &project, &vars.project)?;
+        part.record(&mut project);
+    }
     plan.write(project::FILE, project.render())?;
     Ok(plan)
 }
@@ -121,7 +126,7 @@ fn notes(args: &InitArgs) -> Vec<String> {
             "--plugins {key}: kubebuilder's standard layout, which is the one operator-rs writes (in Rust)"
         ));
     }
-    for plugin in &selection.plugins {
+    for plugin in selection.plugins.iter().filter(|p| p.project().is_none()) {
         notes.push(format!(
             "--plugins {}: the {} plugin works per kind, with `operator-rs {}`",
             plugin.short_key(),

@@ -13,6 +13,7 @@
 //! docs/plugins.md tells how to write one.
 
 pub mod deploy_image;
+pub mod grafana;
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -22,10 +23,10 @@ use crate::names::{Group, InvalidInput, Kind, Version};
 use crate::project::{LAYOUT, Project, Resource};
 use crate::scaffold::Plan;
 use crate::scaffold::table::Renderer;
-use crate::vars::{ApiVars, SpecVars};
+use crate::vars::{ApiVars, ProjectVars, SpecVars};
 
 /// Every plugin operator-rs has.
-pub static ALL: &[&dyn Plugin] = &[&deploy_image::DeployImage];
+pub static ALL: &[&dyn Plugin] = &[&deploy_image::DeployImage, &grafana::Grafana];
 
 /// A plugin: its keys, its record in PROJECT, and its part in each command it works with (none
 /// by default).
@@ -71,6 +72,39 @@ pub trait Plugin: Sync {
     fn spec_of(&self, _project: &Project, _gvk: Gvk) -> Option<SpecVars> {
         None
     }
+
+    /// Its part in `init --plugins` and `edit --plugins`, if it writes files of the whole project
+    /// (kubebuilder's grafana, helm and autoupdate plugins): None for a plugin of another
+    /// command.
+    fn project(&self) -> Option<&dyn ProjectPart> {
+        None
+    }
+
+    /// The files of the user's that its part reads (a configuration it renders from): `alpha
+    /// generate` and `alpha update` carry them into the project they scaffold again.
+    fn input_files(&self, _project: &Project) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A plugin's part in `init --plugins` and `edit --plugins`: files of the whole project. Run again
+/// (`edit --plugins <key>`), it brings them up to date with the project and the user's
+/// configuration.
+pub trait ProjectPart: Sync {
+    /// Render: its files and edits, for the project as the command leaves it.
+    fn render(&self, plan: &mut Plan, project: &Project, vars: &ProjectVars) -> Result<()>;
+
+    /// Record: its config in PROJECT (kubebuilder's `plugins.<key>: {}` for these plugins).
+    fn record(&self, project: &mut Project);
+}
+
+/// The plugins that PROJECT records a project-wide part of, in the order of [`ALL`]: what `edit
+/// --plugins` runs again when the project is scaffolded again.
+pub fn recorded_project_parts(project: &Project) -> Vec<&'static dyn Plugin> {
+    ALL.iter()
+        .copied()
+        .filter(|p| p.project().is_some() && project.plugins.contains_key(p.key()))
+        .collect()
 }
 
 /// A kind, by group (as PROJECT records it), version and kind.
@@ -202,13 +236,7 @@ const LAYOUT_KEYS: &[&str] = &[
 ];
 
 /// kubebuilder's optional plugins that operator-rs does not have.
-const UNAVAILABLE: &[&str] = &[
-    "grafana",
-    "helm",
-    "autoupdate",
-    "kustomize/v1",
-    "declarative",
-];
+const UNAVAILABLE: &[&str] = &["helm", "autoupdate", "kustomize/v1", "declarative"];
 
 /// The plugins and layout keys that `keys` (the values of `--plugins`) name; `command` names the
 /// command in errors.
@@ -290,7 +318,9 @@ pub fn spec_of(project: &Project, gvk: Gvk) -> Option<SpecVars> {
 /// Every table of templates of the plugins, for the test of template variables.
 #[cfg(test)]
 pub(crate) fn tables() -> Vec<&'static dyn crate::scaffold::table::Checked> {
-    deploy_image::tables()
+    let mut tables = deploy_image::tables();
+    tables.extend(grafana::tables());
+    tables
 }
 
 #[cfg(test)]
@@ -322,8 +352,8 @@ mod tests {
             assert_eq!(selection.plugins.len(), 1, "{key}");
             assert_eq!(selection.plugins[0].key(), deploy_image::PLUGIN_KEY);
         }
-        let err = select(&keys(&["grafana.kubebuilder.io/v1-alpha"]), "edit").unwrap_err();
-        assert!(err.to_string().contains("grafana plugin"), "{err}");
+        let err = select(&keys(&["helm.kubebuilder.io/v2-alpha"]), "edit").unwrap_err();
+        assert!(err.to_string().contains("helm plugin"), "{err}");
         assert!(err.to_string().contains("deploy-image/v1-alpha"), "{err}");
         let err = select(&keys(&["go/v3"]), "init").unwrap_err();
         assert!(err.to_string().contains("older"), "{err}");

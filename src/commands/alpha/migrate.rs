@@ -32,7 +32,8 @@ pub fn run(args: &AlphaMigrateArgs, cwd: &Path) -> Result<()> {
     let license = go_license(&from)?;
     super::generate::check_output(None, &output)?;
 
-    let replay = Replay::new(&project, license, None)?;
+    // The Go project holds what the plugins read (the Grafana plugin's config of custom metrics).
+    let replay = Replay::new(&project, license, Some(&from))?;
     let tree_dir = replay.scaffold(&super::this_binary()?, "migrated", false)?;
 
     let crds = read_crds(&from.join("config/crd/bases"))?;

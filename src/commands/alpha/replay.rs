@@ -118,6 +118,12 @@ fn command_lines(project: &Project, license: &License, license_file: &Path) -> V
             lines.extend(create_webhook(r));
         }
     }
+    // The plugins of the whole project last: they render from everything else.
+    for plugin in plugins::recorded_project_parts(project) {
+        let mut edit = CommandLine::new(&["edit"]);
+        edit.flag("plugins", plugin.short_key());
+        lines.push(edit);
+    }
     lines
 }
 
@@ -136,16 +142,26 @@ pub fn input_files(project: &Project) -> Vec<String> {
 }
 
 /// Copies the [`input_files`] of `project` from the project folder `from` to the folder `to`
-/// where its commands run.
+/// where its commands run, and the plugins' (their configurations, where the user has them).
 fn copy_input_files(project: &Project, from: &Path, to: &Path) -> Result<()> {
-    for file in input_files(project) {
-        let target = to.join(&file);
+    let copy = |file: &str| -> std::io::Result<u64> {
+        let target = to.join(file);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::copy(from.join(&file), &target).with_context(|| {
+        std::fs::copy(from.join(file), &target)
+    };
+    for file in input_files(project) {
+        copy(&file).with_context(|| {
             format!("copying {file}, the CRD file of an external kind in PROJECT")
         })?;
+    }
+    for plugin in plugins::recorded_project_parts(project) {
+        for file in plugin.input_files(project) {
+            if from.join(&file).is_file() {
+                copy(&file).with_context(|| format!("copying {file}"))?;
+            }
+        }
     }
     Ok(())
 }

@@ -48,7 +48,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
             "--plugins {key}: kubebuilder's standard layout, which is this project's; nothing to change"
         ));
     }
-    for plugin in &selection.plugins {
+    for plugin in selection.plugins.iter().filter(|p| p.project().is_none()) {
         notes.push(format!(
             "--plugins {}: the {} plugin works per kind, with `operator-rs {}`",
             plugin.short_key(),
@@ -101,8 +101,14 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
             }
         }
     }
-    if let Some(header) = new_header {
-        license::rewrite_headers(&mut plan, &old_header, &header)?;
+    if let Some(header) = &new_header {
+        license::rewrite_headers(&mut plan, &old_header, header)?;
+    }
+    // The plugins of the whole project, written or brought up to date for the project as edited.
+    let vars = ProjectVars::new(&new, new_header.as_deref().unwrap_or(&old_header));
+    for part in selection.plugins.iter().filter_map(|p| p.project()) {
+        part.render(&mut plan, &new, &vars)?;
+        part.record(&mut new);
     }
     plan.write(project::FILE, new.render())?;
     if new.namespaced && !old.namespaced {
