@@ -368,7 +368,20 @@ fn multigroup_moves_a_project_with_an_external_kind() {
             "--make=false",
         ],
     );
+    // Code of the user's, as `cargo fmt` leaves it: a path that grows past the line stays so.
+    let fleet = "//! The fleet.\n\n/// A captain.\npub fn captain() -> crate::api::v1::Captain {\n    crate::api::v1::Captain::new(\"the first captain\", crate::api::v1::CaptainSpec::default())\n}\n";
+    std::fs::write(dir.join("src/fleet.rs"), fleet).unwrap();
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        lib.replace("pub mod api;", "pub mod api;\npub mod fleet;"),
+    )
+    .unwrap();
     run_ok(&dir, &["edit", "--multigroup"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/fleet.rs")).unwrap(),
+        "//! The fleet.\n\n/// A captain.\npub fn captain() -> crate::api::crew::v1::Captain {\n    crate::api::crew::v1::Captain::new(\n        \"the first captain\",\n        crate::api::crew::v1::CaptainSpec::default(),\n    )\n}\n"
+    );
     for moved in [
         "src/api/crew/v1/captain.rs",
         "src/controller/crew/captain.rs",

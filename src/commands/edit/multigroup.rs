@@ -14,7 +14,7 @@ use super::{rust_files, walk};
 use crate::commands::{controllers, layout};
 use crate::names::{Group, Kind};
 use crate::project::{self, Project, Resource};
-use crate::scaffold::{Owner, Plan};
+use crate::scaffold::{Owner, Plan, rustfmt};
 use crate::vars::{GroupVars, ProjectVars, WebhookVersionVars};
 
 /// What moves: the modules, and the files and folders they are.
@@ -221,11 +221,26 @@ fn rewrite_paths(plan: &mut Plan, old: &Project, layout: &Layout) -> Result<()> 
         let module = old_module.as_deref().zip(new_module.as_deref());
         let new = paths::rewrite(&path, &text, module, &crate_name, &modules, &layout.moves)?;
         if new != text {
-            rewritten.push((path, new));
+            rewritten.push((path, text, new));
         }
     }
+    // A file that was as `cargo fmt` leaves it stays so: a longer path may need another layout.
+    let texts = rewritten
+        .iter()
+        .flat_map(|(_, old, new)| [old.clone(), new.clone()])
+        .collect();
+    let mut formatted = rustfmt::format_all(plan.root(), texts).into_iter();
     // Edited only once every file is known to rewrite: a refusal leaves the plan as it was.
-    for (path, text) in rewritten {
+    for (path, old, new) in rewritten {
+        let (Some(old_formatted), Some(new_formatted)) = (formatted.next(), formatted.next())
+        else {
+            break;
+        };
+        let text = if old_formatted == old {
+            new_formatted
+        } else {
+            new
+        };
         plan.edit(&path, |_| Ok(text))?;
     }
     Ok(())
