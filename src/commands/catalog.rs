@@ -80,15 +80,15 @@ pub fn plan(dir: &Path, bundles: &[PathBuf], images: &[String], output: &str) ->
             }
         };
         let current = std::mem::take(&mut catalogs[index].1);
-        catalogs[index].1 = current.add(rendered)?;
+        catalogs[index].1 = current.with_bundle(rendered)?;
     }
     let mut summary = Vec::new();
     for (path, catalog) in &catalogs {
         let problems = catalog::validate(catalog);
         if !problems.is_empty() {
             bail!(
-                "the catalog {path} would not be valid:\n{}",
-                problems.join("\n")
+                "the catalog {path} would not be valid: {}",
+                problems.join("; ")
             );
         }
         plan.write(path, catalog.to_yaml())?;

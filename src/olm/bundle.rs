@@ -306,19 +306,9 @@ fn related_images(csv: &mut ClusterServiceVersion, use_digests: bool) -> Result<
             }
         }
     }
-    let key = Value::from("relatedImages");
-    if let Some(merged) = super::images::merge(csv.spec.extra.get(&key), &found) {
-        csv.spec.extra.insert(key.clone(), merged);
-    }
+    csv.spec.related_images = super::images::merge(&csv.spec.related_images, &found);
     if use_digests {
-        let related = csv
-            .spec
-            .extra
-            .get(&key)
-            .and_then(Value::as_sequence)
-            .cloned()
-            .unwrap_or_default();
-        let images = related.iter().filter_map(|r| str_at(r, &["image"]));
+        let images = csv.spec.related_images.iter().map(|r| r.image.as_str());
         let unpinned = super::images::unpinned(images);
         if !unpinned.is_empty() {
             bail!(

@@ -107,10 +107,10 @@ pub fn render_bundle(dir: &Path, image: &str) -> Result<Rendered> {
         .collect();
     if !errors.is_empty() {
         bail!(
-            "the bundle in {} is not valid (operator-rs bundle validate {}):\n{}",
+            "the bundle in {} is not valid (operator-rs bundle validate {}): {}",
             dir.display(),
             dir.display(),
-            errors.join("\n")
+            errors.join("; ")
         );
     }
     let csv = bundle
@@ -344,7 +344,7 @@ impl Catalog {
     /// `rendered` added to the catalog (a bundle of the same name replaced, in every channel):
     /// it joins the channels it names; the package takes its default channel, icon and
     /// description when it is the newest version.
-    pub fn add(mut self, rendered: Rendered) -> Result<Catalog> {
+    pub fn with_bundle(mut self, rendered: Rendered) -> Result<Catalog> {
         if self.package.name.is_empty() {
             self.package.name = rendered.package.clone();
         } else if self.package.name != rendered.package {
@@ -402,15 +402,13 @@ impl Catalog {
                 self.package.description = rendered.description;
             }
         }
-        if self.package.default_channel.is_empty()
-            || !self
-                .channels
-                .iter()
-                .any(|c| c.name == self.package.default_channel)
-        {
-            if let [only] = self.channels.as_slice() {
-                self.package.default_channel = only.name.clone();
-            }
+        // A default channel gone (or never set) is the only channel, when there is one.
+        let default_exists = self
+            .channels
+            .iter()
+            .any(|c| c.name == self.package.default_channel);
+        if !default_exists && let [only] = self.channels.as_slice() {
+            self.package.default_channel = only.name.clone();
         }
         Ok(self)
     }

@@ -8,17 +8,11 @@
 //! (`name@sha256:…`) is kept as it is, and `--use-image-digests` refuses a bundle with an image
 //! given by tag, naming it.
 
-use serde_yaml::{Mapping, Value};
+use serde_yaml::Value;
 
+pub use super::csv::RelatedImage as Related;
 use super::image_ref;
 use super::yaml::str_at;
-
-/// An image of `relatedImages`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Related {
-    pub name: String,
-    pub image: String,
-}
 
 const RELATED_PREFIX: &str = "RELATED_IMAGE_";
 const IMAGE_SUFFIX: &str = "_IMAGE";
@@ -93,30 +87,24 @@ pub fn container_images(deployment_specs: &[&Value]) -> Vec<(String, String)> {
 
 /// The base's `relatedImages` followed by `found` (images the base already lists are not
 /// repeated; a name the base uses for another image gets a number).
-pub fn merge(base: Option<&Value>, found: &[Related]) -> Option<Value> {
-    let mut items: Vec<Value> = base
-        .and_then(Value::as_sequence)
-        .cloned()
-        .unwrap_or_default();
-    let listed = |items: &[Value], key: &str, value: &str| {
-        items.iter().any(|i| str_at(i, &[key]) == Some(value))
-    };
+pub fn merge(base: &[Related], found: &[Related]) -> Vec<Related> {
+    let mut items = base.to_vec();
     for related in found {
-        if listed(&items, "image", &related.image) {
+        if items.iter().any(|i| i.image == related.image) {
             continue;
         }
         let mut name = related.name.clone();
         let mut n = 2;
-        while listed(&items, "name", &name) {
+        while items.iter().any(|i| i.name == name) {
             name = format!("{}-{n}", related.name);
             n += 1;
         }
-        let mut entry = Mapping::new();
-        entry.insert("image".into(), related.image.clone().into());
-        entry.insert("name".into(), name.into());
-        items.push(Value::Mapping(entry));
+        items.push(Related {
+            name,
+            image: related.image.clone(),
+        });
     }
-    (!items.is_empty()).then_some(Value::Sequence(items))
+    items
 }
 
 /// The images not pinned by digest, for `--use-image-digests`.
@@ -172,15 +160,12 @@ template:
                 },
             ]
         );
-        let base: Value =
-            serde_yaml::from_str("- {name: memcached, image: memcached:1.5}").unwrap();
-        let merged = merge(Some(&base), &found).unwrap();
-        let names: Vec<_> = merged
-            .as_sequence()
-            .unwrap()
-            .iter()
-            .map(|i| i["name"].as_str().unwrap())
-            .collect();
+        let base = [Related {
+            name: "memcached".into(),
+            image: "memcached:1.5".into(),
+        }];
+        let merged = merge(&base, &found);
+        let names: Vec<_> = merged.iter().map(|i| i.name.as_str()).collect();
         assert_eq!(names, ["memcached", "memcached-2", "busy-box"]);
     }
 

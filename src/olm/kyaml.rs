@@ -367,13 +367,14 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Node, Ya
     let Some(wanted) = core else {
         return Ok(resolved);
     };
-    let ok = match (wanted, &resolved) {
-        ("null", Node::Null) | ("bool", Node::Bool(_)) => true,
-        ("int", Node::Int(_) | Node::Uint(_)) => true,
-        ("float", Node::Float(_)) => true,
-        ("timestamp", Node::Str(_)) => true,
-        _ => false,
-    };
+    let ok = matches!(
+        (wanted, &resolved),
+        ("null", Node::Null)
+            | ("bool", Node::Bool(_))
+            | ("int", Node::Int(_) | Node::Uint(_))
+            | ("float", Node::Float(_))
+            | ("timestamp", Node::Str(_))
+    );
     match (wanted, resolved) {
         ("float", Node::Int(i)) => Ok(Node::Float(i as f64)),
         ("float", Node::Uint(u)) => Ok(Node::Float(u as f64)),
@@ -609,7 +610,8 @@ mod tests {
             (0.0001, "0.0001"),
             (0.00001, "1e-05"),
             (-2.5, "-2.5"),
-            (3.14159265, "3.1415927"),
+            (7.123456789, "7.123457"),
+            (1.000000119, "1.0000001"),
         ] {
             assert_eq!(go_float32_text(value), text, "{value}");
         }

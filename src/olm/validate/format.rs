@@ -316,10 +316,8 @@ fn check_dependencies(dependencies: &[Value], report: &mut Report) {
                     problems.push("Invalid semver format version".into());
                 }
             }
-            "olm.label" => {
-                if missing("label") {
-                    problems.push("Label information is missing".into());
-                }
+            "olm.label" if missing("label") => {
+                problems.push("Label information is missing".into());
             }
             "olm.constraint" => match value.get("cel").filter(|c| !c.is_null()) {
                 None => problems.push("The CEL field is missing".into()),
