@@ -724,6 +724,71 @@ const FAULTS: &[Fault] = &[
         expected: "bundle name with release versioning \"crew-webhooks.v0.0.1\" does not match expected name \"crew-webhooks-v0.0.1-1\"",
     },
     Fault {
+        name: "no install modes",
+        plant: |b| {
+            edit(&csv_file(b), |v| {
+                v["spec"].as_mapping_mut().unwrap().remove("installModes");
+            })
+        },
+        expected: "spec.installModes: install modes not found",
+    },
+    Fault {
+        name: "an annotation in the wrong case",
+        plant: |b| {
+            edit(&csv_file(b), |v| {
+                v["metadata"]["annotations"]["olm.skiprange"] = "<0.0.1".into()
+            })
+        },
+        expected: "provided annotation olm.skiprange uses wrong case and should be olm.skipRange instead",
+    },
+    Fault {
+        name: "a name over 63 characters",
+        plant: |b| {
+            edit(&csv_file(b), |v| {
+                let name = format!("crew-webhooks{}.v0.0.1", "-x".repeat(30));
+                set(v, &["metadata", "name"], name.into())
+            })
+        },
+        expected: "must be no more than 63 bytes",
+    },
+    Fault {
+        name: "alm-examples that are no JSON",
+        plant: |b| {
+            edit(&csv_file(b), |v| {
+                v["metadata"]["annotations"]["alm-examples"] = "[{\"kind\": ".into()
+            })
+        },
+        expected: "invalid example",
+    },
+    Fault {
+        name: "a CRD version listed twice",
+        plant: |b| {
+            edit(&firstmates_crd(b), |v| {
+                let first = v["spec"]["versions"][0].clone();
+                v["spec"]["versions"].as_sequence_mut().unwrap().push(first);
+            })
+        },
+        expected: "must contain unique version names",
+    },
+    Fault {
+        name: "no storage version",
+        plant: |b| {
+            edit(&firstmates_crd(b), |v| {
+                for version in v["spec"]["versions"].as_sequence_mut().unwrap() {
+                    version["storage"] = false.into();
+                }
+            })
+        },
+        expected: "must have exactly one version marked as storage version",
+    },
+    Fault {
+        name: "the same CRD twice",
+        plant: |b| {
+            std::fs::copy(firstmates_crd(b), b.join("manifests/firstmates-again.yaml")).unwrap();
+        },
+        expected: "duplicate CRD \"crew.example.com/v1, Kind=FirstMate\"",
+    },
+    Fault {
         name: "a bundle over the size limit",
         plant: |b| {
             // Text that gzip cannot shrink: 1.6 MB of pseudo-random base64.

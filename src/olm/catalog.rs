@@ -867,3 +867,108 @@ pub fn edges(catalog: &Catalog, channel: &str) -> Vec<(String, String)> {
     }
     out.into_iter().collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundle(version: &str) -> Bundle {
+        Bundle {
+            name: format!("op.v{version}"),
+            image: format!("example.com/op-bundle:v{version}"),
+            properties: vec![
+                json!({"type": "olm.package", "value": {"packageName": "op", "version": version}}),
+            ],
+            related_images: Vec::new(),
+        }
+    }
+
+    fn entry(version: &str, replaces: Option<&str>) -> Entry {
+        Entry {
+            name: format!("op.v{version}"),
+            replaces: replaces.map(|r| format!("op.v{r}")),
+            ..Entry::default()
+        }
+    }
+
+    fn catalog(entries: Vec<Entry>) -> Catalog {
+        Catalog {
+            package: Package {
+                name: "op".into(),
+                default_channel: "stable".into(),
+                ..Package::default()
+            },
+            bundles: entries
+                .iter()
+                .map(|e| bundle(e.name.trim_start_matches("op.v")))
+                .collect(),
+            channels: vec![Channel {
+                name: "stable".into(),
+                entries,
+            }],
+            others: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_chain_from_one_head_is_valid_and_reads_back() {
+        let good = catalog(vec![entry("1.0.0", None), entry("1.1.0", Some("1.0.0"))]);
+        assert_eq!(validate(&good), Vec::<String>::new());
+        let again = Catalog::parse(&good.to_yaml(), "index.yaml").unwrap();
+        assert_eq!(again, good);
+        assert_eq!(
+            edges(&again, "stable"),
+            [("op.v1.0.0".to_string(), "op.v1.1.0".to_string())]
+        );
+    }
+
+    #[test]
+    fn broken_graphs_are_named_as_opm_names_them() {
+        let two_heads = catalog(vec![entry("1.0.0", None), entry("1.1.0", None)]);
+        assert!(
+            validate(&two_heads)[0]
+                .contains("multiple channel heads found in graph: op.v1.0.0, op.v1.1.0")
+        );
+        let cycle = catalog(vec![
+            entry("1.0.0", Some("1.1.0")),
+            entry("1.1.0", Some("1.0.0")),
+            entry("1.2.0", Some("1.1.0")),
+        ]);
+        assert!(
+            validate(&cycle)
+                .iter()
+                .any(|p| p.contains("detected cycle in replaces chain")),
+            "{:?}",
+            validate(&cycle)
+        );
+        let dangling = catalog(vec![entry("1.1.0", Some("1.0.0"))]);
+        assert!(
+            validate(&dangling)[0].contains("replaces \"op.v1.0.0\", which is not in the channel")
+        );
+        let mut skipped = catalog(vec![
+            entry("1.0.0", None),
+            entry("1.1.0", None),
+            entry("1.2.0", Some("1.1.0")),
+        ]);
+        assert!(
+            validate(&skipped)
+                .iter()
+                .any(|p| p.contains("multiple channel heads"))
+        );
+        skipped.channels[0].entries[2].skips = vec!["op.v1.0.0".into()];
+        assert_eq!(
+            validate(&skipped),
+            Vec::<String>::new(),
+            "a skipped entry is no head"
+        );
+        let mut no_default = catalog(vec![entry("1.0.0", None)]);
+        no_default.package.default_channel = "fast".into();
+        assert!(
+            validate(&no_default)[0]
+                .contains("default channel \"fast\" not found in channels list")
+        );
+        let mut bad_range = catalog(vec![entry("1.0.0", None)]);
+        bad_range.channels[0].entries[0].skip_range = Some("~1.0".into());
+        assert!(validate(&bad_range)[0].contains("invalid skipRange \"~1.0\""));
+    }
+}

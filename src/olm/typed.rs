@@ -200,7 +200,10 @@ fn shape_of(schema: &Value, name: &str) -> Shape {
     if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
         return Shape::IntOrString;
     }
+    let format = schema.get("format").and_then(Value::as_str);
     match schema.get("type").and_then(Value::as_str) {
+        // Raw JSON in Go (a descriptor's `value` is a json.RawMessage): anything.
+        Some("string") if format == Some("byte") => Shape::Any,
         Some("string") => Shape::Str {
             coerce: schema.get("format").and_then(Value::as_str) != Some("date-time"),
         },
@@ -467,6 +470,17 @@ mod tests {
         assert_eq!(value["spec"]["displayName"], "D");
         assert_eq!(value["metadata"]["name"], "x");
         assert!(value["spec"].get("version").is_none());
+    }
+
+    #[test]
+    fn raw_json_fields_take_anything() {
+        let (value, errors) = csv(
+            "spec:\n  customresourcedefinitions:\n    owned:\n    - name: a.b\n      specDescriptors:\n      - path: size\n        value: {min: 1}\n",
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let descriptor =
+            &value["spec"]["customresourcedefinitions"]["owned"][0]["specDescriptors"][0];
+        assert_eq!(descriptor["value"]["min"], 1);
     }
 
     #[test]

@@ -812,3 +812,163 @@ fn check_api_approval(crd: &Value, spec: &Internal, errors: &mut Errors) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::olm::kyaml;
+    use crate::olm::typed;
+    use crate::olm::validate::{Problem, Report};
+
+    const GOOD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object}}
+";
+
+    fn problems(text: &str) -> Vec<String> {
+        let node = kyaml::first_document(text).unwrap().unwrap();
+        let (value, errors) = typed::decode(&node, &typed::CRD);
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut found: Vec<Problem> = Vec::new();
+        check(
+            &Typed {
+                file: "crd.yaml".into(),
+                value,
+            },
+            &mut Report::new("crd", &mut found),
+        );
+        found.into_iter().map(|p| p.to_string()).collect()
+    }
+
+    fn says(text: &str, words: &str) {
+        let found = problems(text);
+        assert!(
+            found.iter().any(|p| p.contains(words)),
+            "{words:?} not in {found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_good_crd_passes() {
+        assert_eq!(problems(GOOD), Vec::<String>::new());
+    }
+
+    /// (Columns the same in every version move to the top level in apiextensions' internal
+    /// version, and the API server names them there: so does the peer, so does operator-rs.)
+    #[test]
+    fn names_scope_and_columns_are_apiextensions() {
+        says(
+            &GOOD.replace("name: widgets.example.com", "name: gadgets.example.com"),
+            "metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group",
+        );
+        says(
+            &GOOD.replace("group: example.com", "group: example"),
+            "spec.group: Invalid value: \"example\": should be a domain with at least one dot",
+        );
+        says(
+            &GOOD.replace("scope: Namespaced", "scope: Everywhere"),
+            "spec.scope: Unsupported value: \"Everywhere\": supported values: \"Cluster\", \"Namespaced\"",
+        );
+        says(
+            &GOOD.replace("  scope: Namespaced\n", ""),
+            "spec.scope: Required value",
+        );
+        says(
+            &GOOD.replace("kind: Widget,", "kind: Widget, listKind: Widget,"),
+            "kind and listKind may not be the same",
+        );
+        says(
+            &GOOD.replace("- name: v1", "- name: V1"),
+            "spec.versions[0].name: Invalid value: \"V1\": a DNS-1035 label",
+        );
+        let columns = GOOD.replace("    storage: true\n", "    storage: true\n    additionalPrinterColumns: [{name: Size, type: size, jsonPath: spec.size}]\n");
+        says(
+            &columns,
+            "spec.additionalPrinterColumns[0].type: Invalid value: \"size\": must be one of boolean,date,integer,number,string",
+        );
+        says(
+            &columns,
+            "spec.additionalPrinterColumns[0].JSONPath: Invalid value: \"spec.size\": must be a simple json path starting with .",
+        );
+    }
+
+    #[test]
+    fn conversion_webhooks_need_a_client_and_review_versions() {
+        let webhook = format!(
+            "{GOOD}  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig: {{url: 'http://example.com/convert'}}\n      conversionReviewVersions: [v2]\n"
+        );
+        says(
+            &webhook,
+            "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme",
+        );
+        says(
+            &webhook,
+            "spec.conversion.conversionReviewVersions: Invalid value: [\"v2\"]: must include at least one of v1, v1beta1",
+        );
+        let service = format!(
+            "{GOOD}  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig: {{service: {{name: s, path: convert}}}}\n      conversionReviewVersions: [v1]\n"
+        );
+        says(
+            &service,
+            "spec.conversion.webhookClientConfig.service.namespace: Required value",
+        );
+        says(
+            &service,
+            "spec.conversion.webhookClientConfig.service.path: Invalid value: \"convert\": must start with a '/'",
+        );
+    }
+
+    #[test]
+    fn v1beta1_crds_are_read_with_their_defaults() {
+        let v1beta1 = "apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  version: v1
+";
+        // preserveUnknownFields defaults to true in v1beta1, which the API server refuses now.
+        says(
+            v1beta1,
+            "spec.preserveUnknownFields: Invalid value: true: cannot set to true",
+        );
+        let pruned = format!("{v1beta1}  preserveUnknownFields: false\n");
+        assert_eq!(problems(&pruned), Vec::<String>::new());
+        // One version with its own schema: identical per-version schemas are refused in v1beta1.
+        let per_version = format!(
+            "{v1beta1}  preserveUnknownFields: false\n  versions:\n  - {{name: v1, served: true, storage: true, schema: {{openAPIV3Schema: {{type: object}}}}}}\n"
+        );
+        says(
+            &per_version,
+            "per-version schemas may not all be set to identical values",
+        );
+        let defaults = format!(
+            "{v1beta1}  validation: {{openAPIV3Schema: {{type: object, properties: {{size: {{type: integer, default: 1}}}}}}}}\n"
+        );
+        says(
+            &defaults,
+            "spec.preserveUnknownFields: Invalid value: \"true\": must be false in order to use defaults in the schema",
+        );
+    }
+
+    #[test]
+    fn kubernetes_groups_need_an_approval() {
+        let k8s = GOOD.replace("example.com", "widgets.k8s.io");
+        says(
+            &k8s,
+            "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval annotation",
+        );
+        let approved = k8s.replace("metadata: {name: widgets.widgets.k8s.io}", "metadata: {name: widgets.widgets.k8s.io, annotations: {api-approved.kubernetes.io: 'https://github.com/kubernetes/enhancements/pull/1111'}}");
+        assert_eq!(problems(&approved), Vec::<String>::new());
+    }
+}

@@ -58,7 +58,7 @@ pub fn check(csv: &Typed, report: &mut Report) {
             );
         }
     }
-    check_examples(value, &field("metadata.annotations"), report);
+    check_examples(value, file, report);
     check_install_modes(value, &field("spec.installModes"), report);
     check_min_kube_version(value, &field("spec.minKubeVersion"), report);
     check_required_fields(value, file, report);
@@ -73,7 +73,8 @@ pub fn check(csv: &Typed, report: &mut Report) {
 
 /// `alm-examples` (or `olm.examples`): a JSON list of objects, each of a kind the CSV provides
 /// (owned CRDs and API services); a provided kind without an example is a warning.
-fn check_examples(csv: &Value, at_annotations: &str, report: &mut Report) {
+fn check_examples(csv: &Value, file: &str, report: &mut Report) {
+    let at_annotations = &format!("{file}: metadata.annotations");
     let annotations = map(csv, &["metadata", "annotations"]);
     let Some(annotations) = annotations.filter(|a| !a.is_empty()) else {
         return report.warn(at_annotations, "annotations not found");
@@ -133,10 +134,7 @@ fn check_examples(csv: &Value, at_annotations: &str, report: &mut Report) {
                 ));
             }
             None => report.error(
-                format!(
-                    "{}: spec.customresourcedefinitions.owned",
-                    at_annotations.split(':').next().unwrap_or("")
-                ),
+                format!("{file}: spec.customresourcedefinitions.owned"),
                 format!("couldn't parse plural.group from crd name: {name}"),
             ),
         }

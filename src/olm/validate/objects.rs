@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::Report;
-use super::fields::{list, map, string_map, text};
+use super::fields::{list, string_map, text};
 use super::load::{Bundle, Object};
 use crate::olm::k8s_names;
 use crate::olm::metadata::REGISTRY_V1;
@@ -165,5 +165,4 @@ fn check_owner_references(meta: &Value, at: &dyn Fn(&str) -> String, report: &mu
             }
         }
     }
-    let _ = map(meta, &["managedFields"]);
 }
