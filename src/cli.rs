@@ -260,6 +260,40 @@ pub enum GenerateCommand {
   operator-rs generate bundle --version 0.0.2 --channels alpha,stable --default-channel stable \\
       --replaces memcached-operator.v0.0.1 --skip-range '<0.0.2'")]
     Bundle(GenerateBundleArgs),
+
+    /// Add bundles to a file-based catalog (catalog/<package>/index.yaml: olm.package,
+    /// olm.channel, olm.bundle), validate it offline, and write catalog.Dockerfile when missing.
+    #[command(after_help = "Examples:
+  # What `make catalog` runs after `make bundle`: add this version to the catalog
+  operator-rs generate catalog --bundle ./bundle --image example.com/memcached-operator-bundle:v0.0.1
+
+  # Several bundle directories at once, each with its image
+  operator-rs generate catalog --bundle v1/bundle --image example.com/op-bundle:v0.0.1 \\
+      --bundle v2/bundle --image example.com/op-bundle:v0.0.2")]
+    Catalog(GenerateCatalogArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateCatalogArgs {
+    /// A bundle directory to add (repeated for several) [default: ./bundle].
+    #[arg(long = "bundle", value_name = "DIR")]
+    pub bundles: Vec<std::path::PathBuf>,
+
+    /// The image of each --bundle, in the same order: the bundle image OLM pulls (make
+    /// bundle-build bundle-push).
+    #[arg(long = "image", value_name = "IMAGE", allow_hyphen_values = true)]
+    pub images: Vec<String>,
+
+    /// The catalog folder.
+    #[arg(long, default_value = "catalog", value_name = "DIR")]
+    pub output: std::path::PathBuf,
+
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -376,6 +410,22 @@ pub struct GenerateBundleArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub skip_range: Option<String>,
 
+    /// Service accounts besides the manager's whose Roles and ClusterRoles go into the CSV's
+    /// permissions (OLM creates and binds them), comma-separated or repeated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "NAME",
+        allow_hyphen_values = true
+    )]
+    pub extra_service_accounts: Vec<String>,
+
+    /// Require every image of the CSV to be pinned by digest (name@sha256:…), as OLM's
+    /// disconnected installs need. Offline, tags are not resolved: give IMG as name@sha256:…
+    /// (docs/olm.md says how to find a digest).
+    #[arg(long)]
+    pub use_image_digests: bool,
+
     /// Kustomize's rendering of config/manifests: a file, or - for stdin [default: run
     /// `kubectl kustomize config/manifests`].
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
@@ -391,14 +441,57 @@ pub struct GenerateBundleArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCommand {
-    /// Check a bundle offline the way operator-framework's default validators do; one line per
-    /// problem, exit code 1 on errors.
-    #[command(after_help = "Example:\n  operator-rs bundle validate ./bundle")]
-    Validate {
-        /// The bundle directory (with manifests/ and metadata/).
-        #[arg(default_value = "./bundle")]
-        dir: std::path::PathBuf,
-    },
+    /// Check a bundle offline the way operator-framework's default validators do (operator-sdk
+    /// bundle validate), and the optional suites selected; one line per problem, exit code 1 on
+    /// errors (warnings pass).
+    #[command(after_help = "Examples:
+  operator-rs bundle validate ./bundle
+
+  # operator-framework's recommended suites, then operator-rs's own checks
+  operator-rs bundle validate ./bundle --select-optional suite=operatorframework
+  operator-rs bundle validate ./bundle --select-optional name=operator-rs
+
+  # Can OLM v1 install it?
+  operator-rs bundle validate ./bundle --olmv1
+
+  # The suites and their labels
+  operator-rs bundle validate --list-optional")]
+    Validate(BundleValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BundleValidateArgs {
+    /// The bundle directory (with manifests/ and metadata/).
+    #[arg(default_value = "./bundle")]
+    pub dir: std::path::PathBuf,
+
+    /// A label selector of optional suites to run as well, e.g. suite=operatorframework,
+    /// name=community, name in (operator-rs,olmv1); see --list-optional.
+    #[arg(long, value_name = "SELECTOR", allow_hyphen_values = true)]
+    pub select_optional: Option<String>,
+
+    /// List the optional suites and their labels, and run nothing.
+    #[arg(long)]
+    pub list_optional: bool,
+
+    /// Values for the optional suites, key=value (comma-separated or repeated):
+    /// k8s-version=1.30 (alpha-deprecated-apis, operatorhub), index-path=bundle.Dockerfile
+    /// (community).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "KEY=VALUE",
+        allow_hyphen_values = true
+    )]
+    pub optional_values: Vec<String>,
+
+    /// Also check whether OLM v1 can install the bundle (the olmv1 suite).
+    #[arg(long)]
+    pub olmv1: bool,
+
+    /// Output format: text, or json-alpha1 (operator-sdk's JSON result).
+    #[arg(short, long, default_value = "text", value_name = "FORMAT")]
+    pub output: String,
 }
 
 #[derive(Debug, Args)]

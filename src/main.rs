@@ -61,6 +61,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Some(args.common.dry_run)
         }
         Command::Generate(GenerateCommand::Bundle(args)) => Some(args.common.dry_run),
+        Command::Generate(GenerateCommand::Catalog(args)) => Some(args.common.dry_run),
         // They lock the folders they write themselves (generate's may be another one).
         Command::Alpha(_) | Command::Version | Command::Completion { .. } | Command::Bundle(_) => {
             None
@@ -86,9 +87,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             commands::generate::kustomize_manifests(&args, &cwd)
         }
         Command::Generate(GenerateCommand::Bundle(args)) => commands::generate::bundle(&args, &cwd),
-        Command::Bundle(BundleCommand::Validate { dir }) => {
-            commands::bundle::validate(&cwd.join(dir))
-        }
+        Command::Generate(GenerateCommand::Catalog(args)) => commands::catalog::run(&args, &cwd),
+        Command::Bundle(BundleCommand::Validate(args)) => commands::bundle::validate(&args, &cwd),
         Command::Version => {
             commands::version::run();
             Ok(())

@@ -346,6 +346,13 @@ pub fn bundle_options(args: &GenerateBundleArgs, project: &Project) -> Result<bu
         channels: Channels::new(package, channels, args.default_channel.clone())?,
         replaces: args.replaces.clone(),
         skip_range: args.skip_range.clone(),
+        extra_service_accounts: args
+            .extra_service_accounts
+            .iter()
+            .map(|a| a.trim().to_string())
+            .filter(|a| !a.is_empty())
+            .collect(),
+        use_image_digests: args.use_image_digests,
     })
 }
 

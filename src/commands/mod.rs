@@ -2,6 +2,7 @@
 
 pub mod alpha;
 pub mod bundle;
+pub mod catalog;
 mod cluster_rbac;
 pub mod completion;
 mod controllers;
@@ -158,7 +159,7 @@ pub(crate) fn run_quietly(mut command: Command) -> std::io::Result<(ExitStatus, 
 #[cfg(test)]
 fn all_tables() -> Vec<&'static dyn crate::scaffold::table::Checked> {
     let mut tables: Vec<&'static dyn crate::scaffold::table::Checked> =
-        vec![&init::FILES, &generate::OLM_FILES];
+        vec![&init::FILES, &generate::OLM_FILES, &catalog::FILES];
     tables.extend(create_api::tables());
     tables.extend(create_webhook::tables());
     tables.extend(layout::tables());

@@ -40,6 +40,11 @@ pub struct Options {
     pub replaces: Option<String>,
     /// `olm.skipRange`: the versions this one may replace directly, e.g. `<0.0.2`.
     pub skip_range: Option<String>,
+    /// Service accounts besides the managers' whose roles go into the CSV's permissions
+    /// (operator-sdk's `--extra-service-accounts`): OLM creates and binds them too.
+    pub extra_service_accounts: Vec<String>,
+    /// Every image must be pinned by digest (`--use-image-digests`).
+    pub use_image_digests: bool,
 }
 
 /// One file of the bundle, relative to the project root.
@@ -170,13 +175,24 @@ fn placement(id: &ObjectId) -> Option<Placement> {
 pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
     let rendered = Rendered::classify(objects)?;
     let mut csv = rendered.csv.clone();
-    let manager_accounts = rendered.manager_accounts();
+    let mut manager_accounts = rendered.manager_accounts();
+    for account in &options.extra_service_accounts {
+        if let Some(err) = super::k8s_names::dns1123_subdomain(account).first() {
+            bail!("--extra-service-accounts {account:?} is not a service account name: {err}");
+        }
+        manager_accounts.insert(account.clone());
+    }
     let package = &options.channels.package;
 
     csv.metadata.name = format!("{package}.v{}", options.version);
     csv.spec.version = options.version.to_string();
     if let Some(replaces) = &options.replaces {
         csv.spec.replaces = Some(replaces.clone());
+    }
+    if let Some(range) = &options.skip_range {
+        super::gosemver::Range::parse(range).map_err(|err| {
+            anyhow::anyhow!("--skip-range {range:?} is not a version range OLM reads: {err}")
+        })?;
     }
     if let Some(replaces) = &csv.spec.replaces {
         super::validate::check_csv_name("--replaces", replaces, package)?;
@@ -186,8 +202,6 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
     }
     let annotations = &mut csv.metadata.annotations;
     if let Some(range) = &options.skip_range {
-        semver::VersionReq::parse(&range.replace(' ', ", "))
-            .with_context(|| format!("--skip-range {range:?} is not a semver range"))?;
         annotations.insert("olm.skipRange".into(), range.clone());
     }
     let owned = rendered.owned(&csv.spec.custom_resource_definitions.owned);
@@ -207,6 +221,7 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
     let (permissions, cluster_permissions) = rendered.permissions(&manager_accounts)?;
     csv.spec.install.strategy = "deployment".into();
     csv.spec.install.spec.deployments = rendered.deployments()?;
+    related_images(&mut csv, options.use_image_digests)?;
     csv.spec.install.spec.permissions = permissions;
     csv.spec.install.spec.cluster_permissions = cluster_permissions;
     csv.spec.webhook_definitions = rendered.webhook_definitions()?;
@@ -266,6 +281,43 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
         }
     }
     Ok(files)
+}
+
+/// `relatedImages`: the base's, and the images the managers' environment names (operator-sdk
+/// does the same); with `--use-image-digests` the managers' images too, and every image must be
+/// pinned by digest, which needs no registry when the user gave digests.
+fn related_images(csv: &mut ClusterServiceVersion, use_digests: bool) -> Result<()> {
+    let specs: Vec<&Value> = csv
+        .spec
+        .install
+        .spec
+        .deployments
+        .iter()
+        .map(|d| &d.spec)
+        .collect();
+    let mut found = super::images::from_environment(&specs);
+    if use_digests {
+        for (container, image) in super::images::container_images(&specs) {
+            if !found.iter().any(|r| r.image == image) {
+                found.push(super::images::Related {
+                    name: container,
+                    image,
+                });
+            }
+        }
+    }
+    csv.spec.related_images = super::images::merge(&csv.spec.related_images, &found);
+    if use_digests {
+        let images = csv.spec.related_images.iter().map(|r| r.image.as_str());
+        let unpinned = super::images::unpinned(images);
+        if !unpinned.is_empty() {
+            bail!(
+                "--use-image-digests: {} not pinned by digest. Resolving a tag needs a registry, which operator-rs does not query: find each digest (e.g. `skopeo inspect --format '{{{{.Digest}}}}' docker://IMAGE`) and give the image as name@sha256:… (make bundle IMG=…@sha256:…, and the image variables in config/manager/manager.yaml)",
+                unpinned.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The rendered objects, sorted by what becomes of them.
@@ -899,6 +951,8 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
             channels: Channels::new("demo", vec!["alpha".into()], None).unwrap(),
             replaces: None,
             skip_range: None,
+            extra_service_accounts: Vec::new(),
+            use_image_digests: false,
         };
         let files = generate(&objects, &options).unwrap();
         let csv = ClusterServiceVersion::parse(&files[0].contents).unwrap();
@@ -976,6 +1030,8 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
             channels: Channels::new("demo", vec!["alpha".into()], None).unwrap(),
             replaces: None,
             skip_range: None,
+            extra_service_accounts: Vec::new(),
+            use_image_digests: false,
         };
         let err = generate(&objects, &options).unwrap_err();
         assert!(

@@ -64,6 +64,9 @@ pub struct Spec {
     pub min_kube_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<Provider>,
+    /// Images the operator uses besides its own (what disconnected installs mirror).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub related_images: Vec<RelatedImage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaces: Option<String>,
     #[serde(default)]
@@ -237,6 +240,13 @@ pub struct Link {
 pub struct Maintainer {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub email: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RelatedImage {
+    pub image: String,
+    #[serde(default)]
     pub name: String,
 }
 

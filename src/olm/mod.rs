@@ -7,8 +7,15 @@
 
 pub mod base;
 pub mod bundle;
+pub mod catalog;
 pub mod csv;
 pub mod descriptors;
+pub mod gosemver;
+pub mod image_ref;
+pub mod images;
+pub mod k8s_names;
+pub mod kyaml;
 pub mod metadata;
+pub mod typed;
 pub mod validate;
 pub mod yaml;
