@@ -221,7 +221,14 @@ impl Project {
         let mut seen: Vec<(bool, &str, &str, &str)> = Vec::new();
         for (i, r) in self.resources.iter().enumerate() {
             let key = |field: &str| format!("resources[{i}].{field}");
-            check(&key("kind"), &r.kind, names::Kind::parse)?;
+            if r.external {
+                // Another project's kind, as its CRD names it.
+                check(&key("kind"), &r.kind, |k| {
+                    names::Kind::parse_foreign(k, &[])
+                })?;
+            } else {
+                check(&key("kind"), &r.kind, names::Kind::parse)?;
+            }
             check(&key("version"), &r.version, names::Version::parse)?;
             if r.core {
                 check(&key("group"), &r.group, |g| {
@@ -242,7 +249,11 @@ impl Project {
                     &r.domain
                 };
                 check(&key("group"), &r.group, |g| {
-                    let group = names::Group::parse(g, domain)?;
+                    let group = if r.external {
+                        names::Group::parse_foreign(g, domain)?
+                    } else {
+                        names::Group::parse(g, domain)?
+                    };
                     if self.multigroup {
                         group.check_module()?;
                     }

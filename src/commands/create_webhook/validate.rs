@@ -7,8 +7,8 @@ use anyhow::{Result, bail};
 
 use super::Request;
 use crate::builtin::{self, BuiltinKind};
-use crate::commands::{find_builtin, load_project, read_boilerplate};
-use crate::external::{ExternalKind, ExternalRequest};
+use crate::commands::{find_builtin, load_project, parse_foreign_kind, read_boilerplate};
+use crate::external::{ExternalKind, ExternalRequest, KindRef};
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::plugins::{self, Gvk};
 use crate::project::{Project, Resource, Webhooks};
@@ -84,14 +84,21 @@ impl Checked {
 pub fn check(request: &Request, dir: &Path) -> Result<Checked> {
     check_flags(request)?;
     let project = load_project(dir)?;
-    let kind = Kind::parse(&request.kind)?;
-    let version = Version::parse(&request.version)?;
     let external_request = external_request(&project, request);
+    // Another project's kind keeps the name its CRD gives it.
+    let kind = match &external_request {
+        Some(_) => parse_foreign_kind(&request.kind)?,
+        None => Kind::parse(&request.kind)?,
+    };
+    let version = Version::parse(&request.version)?;
     let domain = external_request
         .as_ref()
         .and_then(|e| e.domain.clone())
         .unwrap_or_else(|| project.domain.clone());
-    let group = Group::parse(&request.group, &domain)?;
+    let group = match &external_request {
+        Some(_) => Group::parse_foreign(&request.group, &domain)?,
+        None => Group::parse(&request.group, &domain)?,
+    };
     let spokes = parse_spokes(&request.spokes, &version)?;
     let defaulting_path = parse_path("--defaulting-path", request.defaulting_path.as_deref())?;
     let validation_path = parse_path("--validation-path", request.validation_path.as_deref())?;
@@ -149,14 +156,16 @@ fn find_target(checked: &mut Checked, dir: &Path) -> Result<()> {
     let project = &checked.project;
     let domain = checked.domain();
     if let Some(ext) = &checked.external_request {
-        group.check_module()?;
-        let qualified_group = format!("{}.{domain}", group.as_str());
         let loaded = ExternalKind::load(
             dir,
-            &ext.path,
-            &qualified_group,
-            version.as_str(),
-            kind.as_str(),
+            project,
+            &KindRef {
+                path: &ext.path,
+                group: group.as_str(),
+                domain: &domain,
+                version: version.as_str(),
+                kind,
+            },
         )?;
         checked.existing = project.resources.iter().position(|r| {
             r.external
