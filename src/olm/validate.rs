@@ -5,10 +5,14 @@
 //! Beyond operator-framework: a CRD in the bundle that the CSV does not own is an error (it only
 //! warns: OLM would install a CRD that no CSV owns, and never upgrade or remove it), and the CSV's
 //! name must carry `spec.version` (a mismatch breaks `replaces` chains).
+//!
+//! Symbolic links in the bundle are followed, as the image build that copies the bundle follows
+//! them, as long as they stay inside it: a link that leaves the bundle, a loop and a link to
+//! nothing are errors that name the link.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use serde_yaml::Value;
@@ -72,6 +76,7 @@ pub fn validate(dir: &Path) -> Result<Vec<Problem>> {
     if !dir.is_dir() {
         bail!("{} is not a directory", dir.display());
     }
+    let dir = &dir.canonicalize()?;
     let mut report = Report::default();
     check_annotations(dir, &mut report);
     let manifests = read_manifests(dir, &mut report)?;
@@ -95,8 +100,35 @@ pub fn validate(dir: &Path) -> Result<Vec<Problem>> {
     Ok(problems)
 }
 
+/// `rel` in the bundle `dir` (canonical), its symbolic links followed: Err(why) when one is a
+/// loop, leads to nothing, or leaves the bundle.
+fn in_bundle(dir: &Path, rel: &str) -> std::result::Result<PathBuf, String> {
+    let path = dir.join(rel);
+    let linked = rel
+        .split('/')
+        .scan(dir.to_path_buf(), |at, part| {
+            at.push(part);
+            Some(at.is_symlink())
+        })
+        .any(|link| link);
+    match path.canonicalize() {
+        Ok(real) if real.starts_with(dir) => Ok(real),
+        Ok(real) => Err(format!(
+            "{rel}: a symbolic link out of the bundle (to {}); a bundle image holds only the bundle",
+            real.display()
+        )),
+        Err(err) if linked => Err(format!(
+            "{rel}: a symbolic link that cannot be followed (a loop, or a link to nothing): {err}"
+        )),
+        Err(err) => Err(format!("{rel}: cannot read it: {err}")),
+    }
+}
+
 fn check_annotations(dir: &Path, report: &mut Report) {
-    let path = dir.join("metadata/annotations.yaml");
+    let path = match in_bundle(dir, "metadata/annotations.yaml") {
+        Ok(path) => path,
+        Err(problem) => return report.error(problem),
+    };
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(err) => {
@@ -175,7 +207,13 @@ fn check_annotations(dir: &Path, report: &mut Report) {
 
 /// Every object of `manifests/`, with its file name; files that do not parse are reported.
 fn read_manifests(dir: &Path, report: &mut Report) -> Result<Vec<(String, Value)>> {
-    let manifests = dir.join("manifests");
+    let manifests = match in_bundle(dir, "manifests") {
+        Ok(path) => path,
+        Err(problem) => {
+            report.error(problem);
+            return Ok(Vec::new());
+        }
+    };
     let entries = match std::fs::read_dir(&manifests) {
         Ok(entries) => entries,
         Err(err) => {
@@ -185,18 +223,27 @@ fn read_manifests(dir: &Path, report: &mut Report) -> Result<Vec<(String, Value)
     };
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        // Folders are not manifests (OLM skips them too); links are followed below.
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
     let mut out = Vec::new();
     for name in names {
         let file = format!("manifests/{name}");
+        let path = match in_bundle(dir, &file) {
+            Ok(path) if path.is_file() => path,
+            Ok(_) => continue, // a link to a folder
+            Err(problem) => {
+                report.error(problem);
+                continue;
+            }
+        };
         if !(name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json")) {
             report.error(format!("{file}: not a YAML or JSON manifest"));
             continue;
         }
-        let text = std::fs::read_to_string(manifests.join(&name))?;
+        let text = std::fs::read_to_string(&path)?;
         match super::yaml::objects(&text, &file) {
             Ok(objects) if objects.len() == 1 => match ObjectId::of(&objects[0]) {
                 Ok(_) => out.push((file, objects.into_iter().next().unwrap())),
