@@ -218,7 +218,7 @@ impl Project {
         self.check_layout()?;
         check("projectName", &self.project_name, names::ProjectName::parse)?;
         check("domain", &self.domain, names::Domain::parse)?;
-        let mut seen: Vec<(bool, &str, &str, &str)> = Vec::new();
+        let mut seen: Vec<(bool, &str, &str, &str, &str)> = Vec::new();
         for (i, r) in self.resources.iter().enumerate() {
             let key = |field: &str| format!("resources[{i}].{field}");
             if r.external {
@@ -315,9 +315,12 @@ impl Project {
                     }
                 }
             }
+            // External kinds of two groups may share `--group` (monitoring.coreos.com and
+            // monitoring.rhobs): their domain tells them apart.
             let identity = (
                 r.core,
                 r.group.as_str(),
+                if r.external { r.domain.as_str() } else { "" },
                 r.version.as_str(),
                 r.kind.as_str(),
             );

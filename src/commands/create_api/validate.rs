@@ -262,6 +262,7 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
                 && r.kind == kind.as_str()
                 && r.group == group.as_str()
                 && r.version != version.as_str()
+                && same_domain(r, &checked.domain)
         })
     {
         bail!(
@@ -297,6 +298,7 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
                 && r.kind == kind.as_str()
                 && r.group == gvk.group
                 && r.version == version.as_str()
+                && same_domain(r, &checked.domain)
         })?;
         check_controller_name_length(&slot, group)?;
         for part in &request.parts {
@@ -306,6 +308,12 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
     checked.slot = slot;
     checked.primary = primary;
     Ok(())
+}
+
+/// Whether `r` is of the group with `domain`: external kinds of two groups may share `--group`
+/// (monitoring.coreos.com and monitoring.rhobs).
+fn same_domain(r: &Resource, domain: &str) -> bool {
+    !r.external || r.domain == domain
 }
 
 pub fn qualified(group: &Group, domain: &str) -> String {
