@@ -829,6 +829,44 @@ mod tests {
         assert!(Domain::parse(&long[..MAX_DOMAIN]).is_ok());
     }
 
+    /// Another project's kind keeps its name; its Rust type and module are derived safely.
+    #[test]
+    fn foreign_kinds() {
+        let kind = |value: &str| {
+            let k = Kind::parse_foreign(value, &["Deployment", "ContextSpec"]).unwrap();
+            (k.as_str().to_string(), k.type_name().to_string(), k.snake())
+        };
+        let own = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+        assert_eq!(
+            kind("postgresql"),
+            own("postgresql", "Postgresql", "postgresql")
+        );
+        assert_eq!(
+            kind("HTTPRoute"),
+            own("HTTPRoute", "HTTPRoute", "http_route")
+        );
+        assert_eq!(kind("my-kind"), own("my-kind", "MyKind", "my_kind"));
+        assert_eq!(
+            kind("Deployment"),
+            own("Deployment", "DeploymentKind", "deployment_kind")
+        );
+        assert_eq!(
+            kind("Context"),
+            own("Context", "ContextKind", "context_kind")
+        );
+        assert_eq!(kind("Self"), own("Self", "SelfKind", "self_kind"));
+        assert_eq!(kind("Type"), own("Type", "Type", "type_kind"));
+        assert_eq!(kind("Kube"), own("Kube", "Kube", "kube_kind"));
+        for bad in ["", "9lives", "a_b", "a.b", "é", &"A".repeat(60), "Yes"] {
+            assert!(Kind::parse_foreign(bad, &[]).is_err(), "{bad}");
+        }
+        // The project's own kinds and groups are not so lenient.
+        assert!(Kind::parse("postgresql").is_err());
+        assert!(Group::parse("box", "com").is_err());
+        assert!(Group::parse_foreign("box", "com").is_ok());
+        assert_eq!(Kind::parse("FirstMate").unwrap().type_name(), "FirstMate");
+    }
+
     #[test]
     fn groups_versions_kinds() {
         for ok in ["crew", "foo.policy", "sea-creatures", "apps"] {
