@@ -8,6 +8,7 @@ pub mod commands;
 pub mod external;
 pub mod names;
 pub mod olm;
+pub mod openapi;
 pub mod plugins;
 pub mod project;
 pub mod runtime_crate;

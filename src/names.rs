@@ -12,6 +12,8 @@
 //! land by [`check_line_text`] and encoded by [`rust_str_literal`] (Rust) and
 //! [`crate::project::yaml_str`] (YAML).
 
+pub mod ident;
+
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -310,6 +312,20 @@ pub struct Group(String);
 
 impl Group {
     pub fn parse(value: &str, domain: &str) -> Result<Self, InvalidInput> {
+        let group = Self::parse_foreign(value, domain)?;
+        if RUST_KEYWORDS.contains(&group.module().as_str()) {
+            return Err(InvalidInput::new(
+                "--group",
+                value,
+                "is a Rust keyword and cannot name a module",
+            ));
+        }
+        Ok(group)
+    }
+
+    /// The group of another project's kind: Kubernetes' rules only, as its Rust module is
+    /// derived from the whole group (see `crate::external::group_module`).
+    pub fn parse_foreign(value: &str, domain: &str) -> Result<Self, InvalidInput> {
         if value.is_empty() {
             return Err(InvalidInput::new(
                 "--group",
@@ -330,15 +346,7 @@ impl Group {
                 ),
             ));
         }
-        let group = Self(value.to_string());
-        if RUST_KEYWORDS.contains(&group.module().as_str()) {
-            return Err(InvalidInput::new(
-                "--group",
-                value,
-                "is a Rust keyword and cannot name a module",
-            ));
-        }
-        Ok(group)
+        Ok(Self(value.to_string()))
     }
 
     /// In a multigroup project the group names Rust modules (`src/api/<group>/`): refuses groups
@@ -441,9 +449,18 @@ impl Version {
 /// DNS-1035 label of at most 63 characters.
 pub const MAX_KIND: usize = 63 - "List".len();
 
-/// A kind (`Captain`, `FirstMate`): PascalCase, because it names a Rust type.
+/// A kind (`Captain`, `FirstMate`): PascalCase, because it names a Rust type. A kind of another
+/// project keeps the name its CRD gives it (`postgresql`) and gets a Rust type name derived from
+/// it (see [`Kind::parse_foreign`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Kind(String);
+pub struct Kind {
+    /// The kind as Kubernetes has it: in `kind:` of objects and in PROJECT.
+    name: String,
+    /// Its Rust type: the name itself for a kind of the project's own.
+    type_name: String,
+    /// Its Rust module and file name: `first_mate`.
+    module: String,
+}
 
 impl Kind {
     /// kubebuilder's rule (lower-cased it is a DNS-1035 label, first letter upper-case), narrowed
@@ -474,28 +491,91 @@ impl Kind {
         if is_yaml_ambiguous(value) {
             return Err(invalid(YAML_WORD_RULE.into()));
         }
-        let kind = Self(value.to_string());
-        if let Some(reason) = reserved_module(&kind.snake()) {
+        let kind = Self {
+            name: value.to_string(),
+            type_name: value.to_string(),
+            module: heck::ToSnakeCase::to_snake_case(value),
+        };
+        if let Some(reason) = reserved_module(&kind.module) {
             return Err(invalid(format!(
                 "its Rust module name {:?} {reason}; choose another kind",
-                kind.snake()
+                kind.module
             )));
         }
         Ok(kind)
     }
 
+    /// A kind of another project, as its CRD names it: only Kubernetes' rule applies (lower-cased,
+    /// the kind and its list kind are DNS-1035 labels), not ours, because the name is not ours to
+    /// choose. Zalando's `postgresql` is one. The Rust type name is the kind in PascalCase
+    /// (`Postgresql`), with `Kind` appended when that is a keyword or one of `taken` (the names
+    /// the generated code imports, for one); the module name is its snake_case, with `_kind`
+    /// appended when that cannot name a module.
+    pub fn parse_foreign(value: &str, taken: &[&str]) -> Result<Self, InvalidInput> {
+        let invalid = |rule: &str| InvalidInput::new("--kind", value, rule);
+        let lower = value.to_ascii_lowercase();
+        if !value.is_ascii() || !is_dns1035_label(&lower) || lower.len() > MAX_KIND {
+            return Err(invalid(
+                "must be a Kubernetes kind: lower-cased, a DNS-1035 label of at most 59 characters \
+                 (letters, digits and '-', starting with a letter), as the kind's CRD has it",
+            ));
+        }
+        if is_yaml_ambiguous(value) {
+            return Err(invalid(YAML_WORD_RULE));
+        }
+        let pascal = value.starts_with(|c: char| c.is_ascii_uppercase())
+            && value.chars().all(|c| c.is_ascii_alphanumeric());
+        let stem = if pascal {
+            value.to_string()
+        } else {
+            ident::pascal_stem(value)
+        };
+        let clashes = |name: &str| {
+            ident::is_keyword(name)
+                || [
+                    name.to_string(),
+                    format!("{name}Spec"),
+                    format!("{name}Status"),
+                    format!("{name}List"),
+                ]
+                .iter()
+                .any(|n| taken.contains(&n.as_str()))
+        };
+        let type_name = std::iter::once(stem.clone())
+            .chain(std::iter::once(format!("{stem}Kind")))
+            .chain((2..).map(|n| format!("{stem}Kind{n}")))
+            .find(|name| !clashes(name))
+            .expect("some name is free");
+        let snake = heck::ToSnakeCase::to_snake_case(type_name.as_str());
+        let module = if reserved_module(&snake).is_some() {
+            format!("{snake}_kind")
+        } else {
+            snake
+        };
+        Ok(Self {
+            name: value.to_string(),
+            type_name,
+            module,
+        })
+    }
+
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.name
+    }
+
+    /// The Rust type of the kind: the kind itself, or the name derived from a foreign kind's.
+    pub fn type_name(&self) -> &str {
+        &self.type_name
     }
 
     /// `FirstMate` → `firstmate`: Kubernetes' lower-case form (sample names, resource names).
     pub fn lower(&self) -> String {
-        self.0.to_lowercase()
+        self.name.to_lowercase()
     }
 
     /// `FirstMate` → `first_mate`: the Rust module and file name.
     pub fn snake(&self) -> String {
-        heck::ToSnakeCase::to_snake_case(self.0.as_str())
+        self.module.clone()
     }
 
     /// The default plural, in the spirit of kubebuilder's flect: `firstmates`, `policies`, `classes`.
@@ -747,6 +827,44 @@ mod tests {
         );
         assert!(Domain::parse(&long).unwrap_err().rule.contains("Lease"));
         assert!(Domain::parse(&long[..MAX_DOMAIN]).is_ok());
+    }
+
+    /// Another project's kind keeps its name; its Rust type and module are derived safely.
+    #[test]
+    fn foreign_kinds() {
+        let kind = |value: &str| {
+            let k = Kind::parse_foreign(value, &["Deployment", "ContextSpec"]).unwrap();
+            (k.as_str().to_string(), k.type_name().to_string(), k.snake())
+        };
+        let own = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+        assert_eq!(
+            kind("postgresql"),
+            own("postgresql", "Postgresql", "postgresql")
+        );
+        assert_eq!(
+            kind("HTTPRoute"),
+            own("HTTPRoute", "HTTPRoute", "http_route")
+        );
+        assert_eq!(kind("my-kind"), own("my-kind", "MyKind", "my_kind"));
+        assert_eq!(
+            kind("Deployment"),
+            own("Deployment", "DeploymentKind", "deployment_kind")
+        );
+        assert_eq!(
+            kind("Context"),
+            own("Context", "ContextKind", "context_kind")
+        );
+        assert_eq!(kind("Self"), own("Self", "SelfKind", "self_kind"));
+        assert_eq!(kind("Type"), own("Type", "Type", "type_kind"));
+        assert_eq!(kind("Kube"), own("Kube", "Kube", "kube_kind"));
+        for bad in ["", "9lives", "a_b", "a.b", "é", &"A".repeat(60), "Yes"] {
+            assert!(Kind::parse_foreign(bad, &[]).is_err(), "{bad}");
+        }
+        // The project's own kinds and groups are not so lenient.
+        assert!(Kind::parse("postgresql").is_err());
+        assert!(Group::parse("box", "com").is_err());
+        assert!(Group::parse_foreign("box", "com").is_ok());
+        assert_eq!(Kind::parse("FirstMate").unwrap().type_name(), "FirstMate");
     }
 
     #[test]

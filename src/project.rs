@@ -218,10 +218,17 @@ impl Project {
         self.check_layout()?;
         check("projectName", &self.project_name, names::ProjectName::parse)?;
         check("domain", &self.domain, names::Domain::parse)?;
-        let mut seen: Vec<(bool, &str, &str, &str)> = Vec::new();
+        let mut seen: Vec<(bool, &str, &str, &str, &str)> = Vec::new();
         for (i, r) in self.resources.iter().enumerate() {
             let key = |field: &str| format!("resources[{i}].{field}");
-            check(&key("kind"), &r.kind, names::Kind::parse)?;
+            if r.external {
+                // Another project's kind, as its CRD names it.
+                check(&key("kind"), &r.kind, |k| {
+                    names::Kind::parse_foreign(k, &[])
+                })?;
+            } else {
+                check(&key("kind"), &r.kind, names::Kind::parse)?;
+            }
             check(&key("version"), &r.version, names::Version::parse)?;
             if r.core {
                 check(&key("group"), &r.group, |g| {
@@ -242,7 +249,11 @@ impl Project {
                     &r.domain
                 };
                 check(&key("group"), &r.group, |g| {
-                    let group = names::Group::parse(g, domain)?;
+                    let group = if r.external {
+                        names::Group::parse_foreign(g, domain)?
+                    } else {
+                        names::Group::parse(g, domain)?
+                    };
                     if self.multigroup {
                         group.check_module()?;
                     }
@@ -304,9 +315,12 @@ impl Project {
                     }
                 }
             }
+            // External kinds of two groups may share `--group` (monitoring.coreos.com and
+            // monitoring.rhobs): their domain tells them apart.
             let identity = (
                 r.core,
                 r.group.as_str(),
+                if r.external { r.domain.as_str() } else { "" },
                 r.version.as_str(),
                 r.kind.as_str(),
             );

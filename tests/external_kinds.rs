@@ -435,3 +435,273 @@ fn webhooks_for_external_kinds() {
     assert_tree_parses(&dir);
     assert_nothing_twice(&dir);
 }
+
+/// kopium's test suite: the real CRDs it checks itself on (tests/data/kopium/README.md).
+fn kopium_crds() -> Vec<(PathBuf, serde_yaml::Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kopium");
+    let mut crds: Vec<(PathBuf, serde_yaml::Value)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .map(|p| {
+            let crd = serde_yaml::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            (p, crd)
+        })
+        .collect();
+    crds.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(crds.len(), 18, "tests/data/kopium/ has kopium's 18 CRDs");
+    crds
+}
+
+/// (group, kind, served versions, storage version) of a CRD.
+fn crd_names(crd: &serde_yaml::Value) -> (String, String, Vec<String>, String) {
+    let spec = &crd["spec"];
+    let versions = spec["versions"].as_sequence().unwrap();
+    let name = |v: &serde_yaml::Value| v["name"].as_str().unwrap().to_string();
+    (
+        spec["group"].as_str().unwrap().into(),
+        spec["names"]["kind"].as_str().unwrap().into(),
+        versions
+            .iter()
+            .filter(|v| v["served"] == true)
+            .map(name)
+            .collect(),
+        versions
+            .iter()
+            .find(|v| v["storage"] == true)
+            .map(name)
+            .unwrap(),
+    )
+}
+
+/// Every served version of every kind of kopium's suite through `create api
+/// --external-api-path`, into one project: all accepted, and the code parses. (The
+/// `external_kinds` scenario of hack/test-generated builds and tests such a project.)
+#[test]
+fn every_crd_of_kopiums_suite_is_accepted() {
+    let (_tmp, dir) = folder("real-crds");
+    run_ok(&dir, &["init", "--domain", "example.com"]);
+    std::fs::create_dir(dir.join("crds")).unwrap();
+    for (path, crd) in kopium_crds() {
+        let file = format!("crds/{}", path.file_name().unwrap().to_str().unwrap());
+        std::fs::copy(&path, dir.join(&file)).unwrap();
+        let (group, kind, served, storage) = crd_names(&crd);
+        let (first, domain) = group.split_once('.').unwrap();
+        let mut versions = served.clone();
+        versions.sort_by_key(|v| v != &storage);
+        for version in &versions {
+            let mut args = vec![
+                "create",
+                "api",
+                "--group",
+                first,
+                "--external-api-domain",
+                domain,
+                "--version",
+                version,
+                "--kind",
+                &kind,
+                "--resource=false",
+                "--external-api-path",
+                &file,
+                "--make=false",
+            ];
+            // The kind's first controller watches the storage version, a named one each other.
+            let name = format!("{}-{version}", kind.to_lowercase());
+            if version != &storage {
+                args.extend(["--controller-name", &name]);
+            }
+            let out = support::operator_rs(&dir).args(&args).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{kind} {group}/{version}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    // Zalando's kind keeps its name on the wire and gets a Rust one.
+    let postgresql = read(&dir, "src/external/acid/v1/postgresql.rs");
+    assert!(postgresql.contains("kind = \"postgresql\""));
+    assert!(postgresql.contains("root = \"Postgresql\""));
+    assert!(read(&dir, "src/controller/postgresql.rs").contains("acid::v1::Postgresql"));
+    // Argo CD's `operation` is kept next to spec and status.
+    let application = read(&dir, "src/external/argoproj/v1alpha1/application.rs");
+    assert!(application.contains("no_spec"));
+    assert!(application.contains("pub operation: Option<ApplicationOperation>,"));
+    let project = Project::load(&dir).unwrap();
+    assert!(
+        project
+            .resources
+            .iter()
+            .any(|r| r.kind == "postgresql" && r.external)
+    );
+    assert_tree_parses(&dir);
+    assert_nothing_twice(&dir);
+}
+
+/// Every served version of every kind of kopium's suite through the mapping: the code parses,
+/// and the example object is valid for the schema and survives the types whole.
+#[test]
+fn every_version_of_kopiums_crds_round_trips() {
+    use operator_rs::openapi::{KindAttributes, KindTypes, example};
+    use support::serde_model::Model;
+    for (path, crd) in kopium_crds() {
+        let (group, kind, served, _) = crd_names(&crd);
+        let type_name = operator_rs::names::Kind::parse_foreign(&kind, &[]).unwrap();
+        for version in served {
+            let at = format!("{} {version}", path.display());
+            let schema = crd["spec"]["versions"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .find(|v| v["name"].as_str() == Some(&version))
+                .map(|v| v["schema"]["openAPIV3Schema"].clone())
+                .unwrap();
+            let types = KindTypes::analyze(&schema, type_name.type_name()).unwrap();
+            let attributes = KindAttributes {
+                group: &group,
+                version: &version,
+                kind: &kind,
+                type_name: type_name.type_name(),
+                plural: crd["spec"]["names"]["plural"].as_str().unwrap(),
+                namespaced: crd["spec"]["scope"] == "Namespaced",
+            };
+            let literal = example::object(&types, &attributes);
+            let code = format!("{}{}", types.imports(), types.items(&attributes));
+            let model = Model::parse(&code).unwrap_or_else(|e| panic!("{at}: {e}"));
+            let text = syn::parse_str::<syn::LitStr>(&literal).unwrap().value();
+            let object: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let back = model
+                .round_trip_object(&object)
+                .unwrap_or_else(|e| panic!("{at}: {e}"));
+            assert_eq!(back, object, "{at}: the example does not round-trip");
+            let schema: serde_json::Value = serde_json::to_value(&schema).unwrap();
+            let problems = support::openapi::problems(&schema, &object);
+            assert!(problems.is_empty(), "{at}: {problems:?}");
+        }
+    }
+}
+
+/// monitoring.coreos.com and monitoring.rhobs (the Prometheus operator and its fork) share
+/// `--group monitoring` and their kinds' names: each group gets a module of its own, every error
+/// says what to do without undoing the other group's files, and `alpha generate` replays PROJECT
+/// into the same modules.
+#[test]
+fn two_groups_that_share_a_first_label() {
+    let (tmp, dir) = folder("two-monitorings");
+    run_ok(&dir, &["init", "--domain", "example.com"]);
+    std::fs::create_dir(dir.join("crds")).unwrap();
+    let coreos = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/kopium/servicemonitors.monitoring.coreos.com.yaml"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("crds/coreos.yaml"), &coreos).unwrap();
+    std::fs::write(
+        dir.join("crds/rhobs.yaml"),
+        coreos.replace("monitoring.coreos.com", "monitoring.rhobs"),
+    )
+    .unwrap();
+    let api = |domain: &str, more: &[&str]| {
+        let file = format!("crds/{}.yaml", domain.split('.').next().unwrap());
+        let mut args: Vec<String> = [
+            "create",
+            "api",
+            "--group",
+            "monitoring",
+            "--external-api-domain",
+            domain,
+            "--version",
+            "v1",
+            "--kind",
+            "ServiceMonitor",
+            "--resource=false",
+            "--external-api-path",
+            &file,
+            "--make=false",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(more.iter().map(|s| s.to_string()));
+        args
+    };
+    run(&dir, &api("coreos.com", &[]));
+    // The controller's file is the first group's: a name for the second, not a move.
+    let second = api("rhobs", &[]);
+    let second: Vec<&str> = second.iter().map(String::as_str).collect();
+    let message = assert_refused(
+        &dir,
+        &second,
+        &["monitoring.coreos.com", "pass --controller-name"],
+    );
+    assert!(!message.contains("move it away"), "{message}");
+    run(
+        &dir,
+        &api("rhobs", &["--controller-name", "servicemonitor-rhobs"]),
+    );
+    assert!(
+        read(&dir, "src/controller/service_monitor.rs")
+            .contains("use crate::external::monitoring::v1::ServiceMonitor;")
+    );
+    assert!(
+        read(&dir, "src/controller/servicemonitor_rhobs.rs")
+            .contains("use crate::external::monitoring_rhobs::v1::ServiceMonitor;")
+    );
+    assert!(
+        read(&dir, "src/external/monitoring_rhobs/v1/service_monitor.rs")
+            .contains("group = \"monitoring.rhobs\"")
+    );
+    // Without the flags, a webhook cannot tell which kind is meant; with them, the second
+    // group's would take the first one's files.
+    let webhook = [
+        "create",
+        "webhook",
+        "--group",
+        "monitoring",
+        "--version",
+        "v1",
+        "--kind",
+        "ServiceMonitor",
+        "--defaulting",
+        "--make=false",
+    ];
+    assert_refused(&dir, &webhook, &["two groups", "--external-api-domain"]);
+    let mut coreos_webhook = webhook.to_vec();
+    coreos_webhook.extend([
+        "--external-api-domain",
+        "coreos.com",
+        "--external-api-path",
+        "crds/coreos.yaml",
+    ]);
+    run_ok(&dir, &coreos_webhook);
+    let mut rhobs_webhook = webhook.to_vec();
+    rhobs_webhook.extend([
+        "--external-api-domain",
+        "rhobs",
+        "--external-api-path",
+        "crds/rhobs.yaml",
+    ]);
+    assert_refused(&dir, &rhobs_webhook, &["only one of the two groups"]);
+    assert_tree_parses(&dir);
+    assert_nothing_twice(&dir);
+    // PROJECT alone gives the same modules.
+    let again = tmp.path().join("again");
+    run_ok(
+        &dir,
+        &[
+            "alpha",
+            "generate",
+            "--output-dir",
+            again.to_str().unwrap(),
+            "--make=false",
+        ],
+    );
+    for file in [
+        "src/external/mod.rs",
+        "src/external/monitoring_rhobs/v1/service_monitor.rs",
+        "src/controller/servicemonitor_rhobs.rs",
+    ] {
+        assert_eq!(read(&again, file), read(&dir, file), "{file}");
+    }
+}

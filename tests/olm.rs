@@ -1100,6 +1100,76 @@ fn the_operator_rs_suite_names_what_breaks_installs() {
     }
 }
 
+/// Links are followed as the image build follows them, inside the bundle only: a loop, a link
+/// to nothing and a link out of the bundle are named; a linked manifest is checked like any.
+#[cfg(unix)]
+#[test]
+fn symbolic_links_are_followed_inside_the_bundle_only() {
+    use std::os::unix::fs::symlink;
+    let (tmp, dir) = bundle_of(&WEBHOOKS);
+    let good = dir.join("bundle");
+    let outside = tmp.path().join("outside.yaml");
+    std::fs::write(&outside, "kind: [\n").unwrap();
+    type Plant<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Plant, &str); 5] = [
+        (
+            "loop",
+            &|b| symlink("loop.yaml", b.join("manifests/loop.yaml")).unwrap(),
+            "manifests/loop.yaml: a symbolic link that cannot be followed (a loop, or a link to nothing)",
+        ),
+        (
+            "dangling",
+            &|b| symlink("gone.yaml", b.join("manifests/gone-link.yaml")).unwrap(),
+            "manifests/gone-link.yaml: a symbolic link that cannot be followed",
+        ),
+        (
+            "out",
+            &|b| symlink(&outside, b.join("manifests/out.yaml")).unwrap(),
+            "manifests/out.yaml: a symbolic link out of the bundle",
+        ),
+        (
+            "annotations-out",
+            &|b| {
+                let annotations = annotations_file(b);
+                std::fs::rename(&annotations, tmp.path().join("annotations.yaml")).unwrap();
+                symlink(tmp.path().join("annotations.yaml"), &annotations).unwrap();
+            },
+            "metadata/annotations.yaml: a symbolic link out of the bundle",
+        ),
+        (
+            "followed",
+            &|b| {
+                std::fs::create_dir(b.join("extra")).unwrap();
+                std::fs::write(b.join("extra/broken.yaml"), "kind: [\n").unwrap();
+                symlink("../extra/broken.yaml", b.join("manifests/linked.yaml")).unwrap();
+            },
+            "manifests/linked.yaml: unable to decode object",
+        ),
+    ];
+    for (name, plant, expected) in cases {
+        let bundle = tmp.path().join(format!("links-{name}"));
+        copy_dir(&good, &bundle);
+        plant(&bundle);
+        let (ok, report) = validate(&dir, bundle.to_str().unwrap());
+        assert!(!ok, "{name}: the bundle passed:\n{report}");
+        assert!(
+            report
+                .lines()
+                .any(|l| l.starts_with("ERROR: ") && l.contains(expected)),
+            "{name}: no error says {expected:?}:\n{report}"
+        );
+    }
+    // A manifest linked from inside the bundle is a manifest like any other.
+    let bundle = tmp.path().join("links-inside");
+    copy_dir(&good, &bundle);
+    let csv = csv_file(&bundle);
+    std::fs::create_dir(bundle.join("extra")).unwrap();
+    std::fs::rename(&csv, bundle.join("extra/csv.yaml")).unwrap();
+    symlink("../extra/csv.yaml", &csv).unwrap();
+    let (ok, report) = validate(&dir, bundle.to_str().unwrap());
+    assert!(ok, "{report}");
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     for (path, bytes) in tree(from) {
         let target = to.join(path);

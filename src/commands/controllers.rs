@@ -77,19 +77,26 @@ pub fn check_free(
         if is_this(&other, r) {
             continue;
         }
+        // An external kind's group in full: two may share `--group`.
+        let group = match r.external {
+            true => format!("{}.{}", r.group, r.domain),
+            false => r.group.clone(),
+        };
         let what = format!(
-            "the controller {} of {} in group {}",
-            other.name, r.kind, r.group
+            "the controller {} of {} in group {group}",
+            other.name, r.kind
         );
         if other.path == new.path {
             return Err(InvalidInput::new(
                 flag,
                 value,
                 format!(
-                    "its controller would be src/controller/{}.rs, which is already {what}; choose \
-                     another {}",
+                    "its controller would be src/controller/{}.rs, which is already {what}; {}",
                     new.path,
-                    flag.trim_start_matches("--")
+                    match flag {
+                        "--kind" => "pass --controller-name to name this one",
+                        _ => "choose another --controller-name",
+                    }
                 ),
             ));
         }

@@ -1,20 +1,23 @@
 //! Kinds the project does not own (`create api --external-api-path <CRD file> --resource=false`):
 //! another project's custom resources, such as cert-manager's Certificate. kubebuilder imports
 //! their Go types; a Rust project gets types generated from the kind's CustomResourceDefinition,
-//! as kopium would write them, under `src/external/<group>/<version>/<kind>.rs`. Their CRD is
-//! never written to `config/crd`: the other project installs it.
+//! as kopium would write them (see [`crate::openapi`]), under
+//! `src/external/<group module>/<version>/<kind>.rs`. Their CRD is never written to
+//! `config/crd`: the other project installs it.
 
 mod crd;
-mod render;
-mod types;
+mod module;
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use crate::names::InvalidInput;
+use crate::names::{InvalidInput, Kind};
+use crate::openapi::{KindAttributes, KindTypes, example};
+use crate::project::Project;
 
 pub use crd::ExternalCrd;
+pub use module::group_module;
 
 /// `--external-api-path`, `--external-api-domain` and `--external-api-module`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +81,8 @@ impl ExternalRequest {
 #[derive(Debug, Clone)]
 pub struct ExternalKind {
     pub crd: ExternalCrd,
+    /// The module of its group under `crate::external` (see [`group_module`]).
+    pub module: String,
     /// The `use` lines of the types file.
     pub imports: String,
     /// The types: `<Kind>Spec` (with `#[derive(CustomResource)]`), `<Kind>Status`, nested types.
@@ -87,30 +92,46 @@ pub struct ExternalKind {
     pub example: String,
 }
 
+/// Which kind of which CRD file: the flags of `create api` and `create webhook`, or a record of
+/// PROJECT.
+pub struct KindRef<'a> {
+    /// `--external-api-path`, relative to the project folder.
+    pub path: &'a str,
+    /// `--group` and `--external-api-domain`: the API group is `<group>.<domain>`.
+    pub group: &'a str,
+    pub domain: &'a str,
+    pub version: &'a str,
+    pub kind: &'a Kind,
+}
+
 impl ExternalKind {
-    /// Reads the CRD of `qualified_group`/`version`/`kind` from `given` (the flag's value,
-    /// relative to the project folder `dir`) and generates the kind's Rust types.
-    pub fn load(
-        dir: &Path,
-        given: &str,
-        qualified_group: &str,
-        version: &str,
-        kind: &str,
-    ) -> Result<Self> {
-        let path = crd::resolve_path(dir, given)?;
-        let crd = crd::load(&path, given, qualified_group, version, kind)?;
-        let types = types::analyze(&crd.schema, kind)?;
-        let attributes = render::KindAttributes {
+    /// Reads the CRD of the kind from its file (relative to the project folder `dir`) and
+    /// generates the kind's Rust types, in the module [`group_module`] gives its group in
+    /// `project`.
+    pub fn load(dir: &Path, project: &Project, kind: &KindRef) -> Result<Self> {
+        let qualified_group = format!("{}.{}", kind.group, kind.domain);
+        let path = crd::resolve_path(dir, kind.path)?;
+        let crd = crd::load(
+            &path,
+            kind.path,
+            &qualified_group,
+            kind.version,
+            kind.kind.as_str(),
+        )?;
+        let types = KindTypes::analyze(&crd.schema, kind.kind.type_name())?;
+        let attributes = KindAttributes {
             group: &crd.group,
             version: &crd.version,
             kind: &crd.kind,
+            type_name: kind.kind.type_name(),
             plural: &crd.plural,
             namespaced: crd.namespaced,
         };
         Ok(Self {
-            imports: render::imports(&types),
-            items: render::items(&types, &attributes),
-            example: render::example(&crd.schema, &attributes),
+            module: group_module(project, kind.group, kind.domain),
+            imports: types.imports(),
+            items: types.items(&attributes),
+            example: example::object(&types, &attributes),
             crd,
         })
     }

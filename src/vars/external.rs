@@ -17,6 +17,7 @@ pub struct ExternalVars {
     /// The API group as the CRD has it: `cert-manager.io`.
     pub qualified_group: String,
     pub version: String,
+    /// The kind's Rust type (the kind, or the name derived from it, see `Kind::parse_foreign`).
     pub kind: String,
     pub kind_snake: String,
     /// The module of the types: `crate::external::cert_manager::v1`.
@@ -34,18 +35,18 @@ pub struct ExternalVars {
 impl ExternalVars {
     pub fn new(
         project: ProjectVars,
-        (group, version, kind): (&Group, &Version, &Kind),
+        (_, version, kind): (&Group, &Version, &Kind),
         external: &ExternalKind,
         path: &str,
     ) -> Self {
-        let group_module = group.module();
+        let group_module = external.module.clone();
         Self {
             project,
             rust_module: format!("crate::external::{group_module}::{}", version.as_str()),
             group_module,
             qualified_group: external.crd.group.clone(),
             version: version.as_str().to_string(),
-            kind: kind.as_str().to_string(),
+            kind: kind.type_name().to_string(),
             kind_snake: kind.snake(),
             external_path: path.to_string(),
             external_imports: external.imports.clone(),

@@ -45,7 +45,8 @@ pub struct KindVars {
     /// The API group as Kubernetes spells it: `crew.example.com`, `apps`, `""` for core.
     pub qualified_group: String,
     pub version: String,
-    /// The kind, PascalCase: `FirstMate`.
+    /// The kind's Rust type, PascalCase: `FirstMate` (a foreign kind's derived name: `Postgresql`
+    /// for Zalando's `postgresql`).
     pub kind: String,
     /// `firstmate`: the singular of the CRD, and the stem of sample and role file names.
     pub kind_lower: String,
@@ -70,7 +71,7 @@ impl KindVars {
             group_module: target.group_module(group),
             qualified_group: target.qualified_group(group, domain),
             version: version.as_str().to_string(),
-            kind: kind.as_str().to_string(),
+            kind: kind.type_name().to_string(),
             kind_lower: kind.lower(),
             kind_snake: kind.snake(),
             plural: plural.to_string(),

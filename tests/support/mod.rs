@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod openapi;
+pub mod serde_model;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -55,8 +55,13 @@ fn check(schema: &Value, value: &Value, path: &str, out: &mut Vec<String>) {
                 } else {
                     format!("{path}.{key}")
                 };
+                // Every object has these, whether its schema says so or not.
+                let implicit =
+                    path.is_empty() && ["apiVersion", "kind", "metadata"].contains(&key.as_str());
                 if let Some(field_schema) = schema["properties"].get(key) {
                     check(field_schema, field, &child, out);
+                } else if implicit {
+                    continue;
                 } else if schema["additionalProperties"].is_object() {
                     check(&schema["additionalProperties"], field, &child, out);
                 } else if !preserve && schema["additionalProperties"] != true {

@@ -12,9 +12,9 @@ use serde::Deserialize as _;
 use serde_yaml::Value;
 
 use super::replay::{License, Replay};
-use super::rust_fields;
 use crate::boilerplate;
 use crate::cli::AlphaMigrateArgs;
+use crate::openapi::translate;
 use crate::plugins::{self, Gvk};
 use crate::project::{self, Api, LAYOUT, Project, Resource};
 use crate::scaffold::rustfmt;
@@ -335,12 +335,12 @@ fn carry_types(
              remove it with them"
         ));
     }
-    let spec = rust_fields::translate(props("spec"), &format!("{}Spec", r.kind), spec_except);
-    let status = rust_fields::translate(
+    let spec = translate(props("spec"), &format!("{}Spec", r.kind), spec_except)?;
+    let status = translate(
         props("status"),
         &format!("{}Status", r.kind),
         &["conditions"],
-    );
+    )?;
     for skipped in spec.skipped.iter().chain(&status.skipped) {
         report.push(format!("{shown}: {skipped}"));
     }

@@ -6,7 +6,6 @@ pub mod generate;
 mod merge;
 pub mod migrate;
 mod replay;
-mod rust_fields;
 mod tree;
 pub mod update;
 

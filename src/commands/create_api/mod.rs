@@ -18,6 +18,7 @@ use std::path::Path;
 use anyhow::Result;
 
 pub use request::Request;
+pub(crate) use reserved::RESERVED_KINDS;
 
 use crate::cli::CreateApiArgs;
 use crate::project;

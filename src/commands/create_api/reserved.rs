@@ -126,15 +126,15 @@ pub const RESERVED_KINDS: &[&str] = &[
 /// types generated with it, would clash with a name of [`RESERVED_KINDS`].
 pub fn check_reserved_kind(kind: &Kind) -> Result<(), InvalidInput> {
     let clash = [
-        kind.as_str().to_string(),
-        format!("{}Spec", kind.as_str()),
-        format!("{}Status", kind.as_str()),
+        kind.type_name().to_string(),
+        format!("{}Spec", kind.type_name()),
+        format!("{}Status", kind.type_name()),
     ]
     .into_iter()
     .find(|name| RESERVED_KINDS.contains(&name.as_str()));
     match clash {
         None => Ok(()),
-        Some(name) if name == kind.as_str() => Err(InvalidInput::new(
+        Some(name) if name == kind.type_name() => Err(InvalidInput::new(
             "--kind",
             kind.as_str(),
             "is a name the generated Rust code already uses (imported from kube, k8s-openapi, serde, \

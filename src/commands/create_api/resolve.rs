@@ -80,10 +80,10 @@ fn api_vars(checked: &Checked, plural: &str, namespaced: bool) -> ApiVars {
             b.rust_module().to_string(),
         ),
         Target::External(e) => {
-            let module = format!("crate::external::{}::{}", group.module(), version.as_str());
+            let module = format!("crate::external::{}::{}", e.module, version.as_str());
             (
                 e.crd.namespaced,
-                format!("{module}::{}", kind.as_str()),
+                format!("{module}::{}", kind.type_name()),
                 module,
             )
         }

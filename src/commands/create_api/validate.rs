@@ -9,8 +9,8 @@ use super::Request;
 use super::reserved::check_reserved_kind;
 use crate::builtin::BuiltinKind;
 use crate::commands::controllers::{self, Slot};
-use crate::commands::{find_builtin, load_project, read_boilerplate};
-use crate::external::ExternalKind;
+use crate::commands::{find_builtin, load_project, parse_foreign_kind, read_boilerplate};
+use crate::external::{ExternalKind, KindRef};
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::plugins::{self, Gvk};
 use crate::project::{Project, Resource};
@@ -65,7 +65,11 @@ impl Checked {
 
 pub fn check(request: &Request, dir: &Path) -> Result<Checked> {
     let project = load_project(dir)?;
-    let kind = Kind::parse(&request.kind)?;
+    // Another project's kind keeps the name its CRD gives it.
+    let kind = match &request.external {
+        Some(_) => parse_foreign_kind(&request.kind)?,
+        None => Kind::parse(&request.kind)?,
+    };
     let version = Version::parse(&request.version)?;
     if !request.resource && !request.controller {
         bail!("nothing to create: --resource=false and --controller=false");
@@ -76,25 +80,27 @@ pub fn check(request: &Request, dir: &Path) -> Result<Checked> {
         Some(domain) => domain,
         None => project.domain.clone(),
     };
-    let group = Group::parse(&request.group, &domain)?;
+    let group = match &request.external {
+        Some(_) => Group::parse_foreign(&request.group, &domain)?,
+        None => Group::parse(&request.group, &domain)?,
+    };
     let builtin = if request.resource || request.external.is_some() {
         None
     } else {
         find_builtin(&group, &version, &kind)?
     };
     let external = match &request.external {
-        Some(ext) => {
-            // Its types live in `src/external/<group>/`, a module in every layout.
-            group.check_module()?;
-            let qualified_group = format!("{}.{domain}", group.as_str());
-            Some(ExternalKind::load(
-                dir,
-                &ext.path,
-                &qualified_group,
-                version.as_str(),
-                kind.as_str(),
-            )?)
-        }
+        Some(ext) => Some(ExternalKind::load(
+            dir,
+            &project,
+            &KindRef {
+                path: &ext.path,
+                group: group.as_str(),
+                domain: &domain,
+                version: version.as_str(),
+                kind: &kind,
+            },
+        )?),
         None => None,
     };
     if builtin.is_none() {
@@ -256,6 +262,7 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
                 && r.kind == kind.as_str()
                 && r.group == group.as_str()
                 && r.version != version.as_str()
+                && same_domain(r, &checked.domain)
         })
     {
         bail!(
@@ -291,6 +298,7 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
                 && r.kind == kind.as_str()
                 && r.group == gvk.group
                 && r.version == version.as_str()
+                && same_domain(r, &checked.domain)
         })?;
         check_controller_name_length(&slot, group)?;
         for part in &request.parts {
@@ -300,6 +308,12 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
     checked.slot = slot;
     checked.primary = primary;
     Ok(())
+}
+
+/// Whether `r` is of the group with `domain`: external kinds of two groups may share `--group`
+/// (monitoring.coreos.com and monitoring.rhobs).
+fn same_domain(r: &Resource, domain: &str) -> bool {
+    !r.external || r.domain == domain
 }
 
 pub fn qualified(group: &Group, domain: &str) -> String {

@@ -37,7 +37,7 @@ pub fn vars(
     let (api_module, api_namespaced) = match target {
         Target::Builtin(b) => (b.rust_module().to_string(), b.namespaced),
         Target::External(e) => (
-            format!("crate::external::{}::{}", group.module(), version.as_str()),
+            format!("crate::external::{}::{}", e.module, version.as_str()),
             e.crd.namespaced,
         ),
         Target::Own => (
@@ -47,7 +47,7 @@ pub fn vars(
     };
     let rust_type = match target {
         Target::Builtin(b) => b.rust_type.to_string(),
-        Target::Own | Target::External(_) => format!("{api_module}::{}", kind.as_str()),
+        Target::Own | Target::External(_) => format!("{api_module}::{}", kind.type_name()),
     };
     let crd_patch_name = if project.multigroup {
         format!("{}_{}", group.as_str(), checked.plural)

@@ -7,8 +7,8 @@ use anyhow::{Result, bail};
 
 use super::Request;
 use crate::builtin::{self, BuiltinKind};
-use crate::commands::{find_builtin, load_project, read_boilerplate};
-use crate::external::{ExternalKind, ExternalRequest};
+use crate::commands::{find_builtin, load_project, parse_foreign_kind, read_boilerplate};
+use crate::external::{ExternalKind, ExternalRequest, KindRef};
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::plugins::{self, Gvk};
 use crate::project::{Project, Resource, Webhooks};
@@ -84,14 +84,21 @@ impl Checked {
 pub fn check(request: &Request, dir: &Path) -> Result<Checked> {
     check_flags(request)?;
     let project = load_project(dir)?;
-    let kind = Kind::parse(&request.kind)?;
+    let external_request = external_request(&project, request)?;
+    // Another project's kind keeps the name its CRD gives it.
+    let kind = match &external_request {
+        Some(_) => parse_foreign_kind(&request.kind)?,
+        None => Kind::parse(&request.kind)?,
+    };
     let version = Version::parse(&request.version)?;
-    let external_request = external_request(&project, request);
     let domain = external_request
         .as_ref()
         .and_then(|e| e.domain.clone())
         .unwrap_or_else(|| project.domain.clone());
-    let group = Group::parse(&request.group, &domain)?;
+    let group = match &external_request {
+        Some(_) => Group::parse_foreign(&request.group, &domain)?,
+        None => Group::parse(&request.group, &domain)?,
+    };
     let spokes = parse_spokes(&request.spokes, &version)?;
     let defaulting_path = parse_path("--defaulting-path", request.defaulting_path.as_deref())?;
     let validation_path = parse_path("--validation-path", request.validation_path.as_deref())?;
@@ -120,26 +127,39 @@ pub fn check(request: &Request, dir: &Path) -> Result<Checked> {
 }
 
 /// An external kind: from the flags, or as PROJECT recorded it.
-fn external_request(project: &Project, request: &Request) -> Option<ExternalRequest> {
-    let recorded = project.resources.iter().find(|r| {
-        r.external
-            && r.group == request.group
-            && r.version == request.version
-            && r.kind == request.kind
-            && request
-                .external
-                .as_ref()
-                .is_none_or(|e| e.domain.as_deref().is_none_or(|d| d == r.domain))
-    });
-    match (&request.external, recorded) {
-        (Some(given), _) => Some(given.clone()),
-        (None, Some(r)) => Some(ExternalRequest {
-            path: r.path.clone(),
-            domain: Some(r.domain.clone()),
-            module: (!r.module.is_empty()).then(|| r.module.clone()),
-        }),
-        (None, None) => None,
+fn external_request(project: &Project, request: &Request) -> Result<Option<ExternalRequest>> {
+    if let Some(given) = &request.external {
+        return Ok(Some(given.clone()));
     }
+    let recorded: Vec<_> = project
+        .resources
+        .iter()
+        .filter(|r| {
+            r.external
+                && r.group == request.group
+                && r.version == request.version
+                && r.kind == request.kind
+        })
+        .collect();
+    if let [first, second, ..] = recorded.as_slice() {
+        // Two groups share `--group` (monitoring.coreos.com and monitoring.rhobs): which?
+        bail!(
+            "{}/{}, Kind {} is an external kind of two groups of this project, {}.{} and {}.{}; \
+             pass --external-api-path and --external-api-domain of the one to hook",
+            request.group,
+            request.version,
+            request.kind,
+            first.group,
+            first.domain,
+            second.group,
+            second.domain
+        );
+    }
+    Ok(recorded.first().map(|r| ExternalRequest {
+        path: r.path.clone(),
+        domain: Some(r.domain.clone()),
+        module: (!r.module.is_empty()).then(|| r.module.clone()),
+    }))
 }
 
 /// The kind: an external kind's (from its CRD), else the project's own API, else a built-in
@@ -149,14 +169,16 @@ fn find_target(checked: &mut Checked, dir: &Path) -> Result<()> {
     let project = &checked.project;
     let domain = checked.domain();
     if let Some(ext) = &checked.external_request {
-        group.check_module()?;
-        let qualified_group = format!("{}.{domain}", group.as_str());
         let loaded = ExternalKind::load(
             dir,
-            &ext.path,
-            &qualified_group,
-            version.as_str(),
-            kind.as_str(),
+            project,
+            &KindRef {
+                path: &ext.path,
+                group: group.as_str(),
+                domain: &domain,
+                version: version.as_str(),
+                kind,
+            },
         )?;
         checked.existing = project.resources.iter().position(|r| {
             r.external
@@ -313,6 +335,7 @@ fn check_webhooks(checked: &mut Checked, request: &Request) -> Result<()> {
         checked.validation_path = recorded.validation_path.clone();
     }
     checked.recorded = recorded;
+    check_same_kind_of_another_group(checked)?;
     if request.conversion {
         check_conversion(checked)?;
     }
@@ -322,6 +345,39 @@ fn check_webhooks(checked: &mut Checked, request: &Request) -> Result<()> {
         (checked.validation_path.clone()).unwrap_or_else(|| checked.default_path("validate"));
     check_paths(request, &defaulting, &validation)?;
     check_paths_unused(checked, request, &defaulting, &validation)
+}
+
+/// Webhooks live in a folder named after the kind and version (and `--group` in multigroup
+/// projects): the same kind of two external groups that share `--group` (monitoring.coreos.com
+/// and monitoring.rhobs) would write one folder, so only one of them can have webhooks.
+fn check_same_kind_of_another_group(checked: &Checked) -> Result<()> {
+    if checked.external.is_none() {
+        return Ok(());
+    }
+    let domain = checked.domain();
+    let other = checked.project.resources.iter().find(|r| {
+        r.external
+            && r.group == checked.group.as_str()
+            && r.version == checked.version.as_str()
+            && r.kind == checked.kind.as_str()
+            && r.domain != domain
+            && r.webhooks.is_some()
+    });
+    if let Some(other) = other {
+        bail!(
+            "{} {}.{}/{} has webhooks already, in the files that those of {} {}.{domain}/{} would              take; only one of the two groups can have webhooks for {} {}",
+            other.kind,
+            other.group,
+            other.domain,
+            other.version,
+            checked.kind.as_str(),
+            checked.group.as_str(),
+            checked.version.as_str(),
+            checked.kind.as_str(),
+            checked.version.as_str()
+        );
+    }
+    Ok(())
 }
 
 /// Rules about the flags alone, checked before anything is read.

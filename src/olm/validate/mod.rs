@@ -23,6 +23,7 @@ mod crd;
 mod csv;
 mod fields;
 pub mod format;
+mod links;
 pub mod load;
 mod objects;
 pub mod selector;
@@ -142,6 +143,7 @@ pub fn validate(dir: &Path, options: &Options) -> Result<Vec<Problem>> {
 /// The bundle in `dir` as the default validators read it, and their problems.
 pub fn read(dir: &Path) -> (load::Bundle, format::Format, Vec<Problem>) {
     let mut problems = Vec::new();
+    links::check(dir, &mut Report::new("links", &mut problems));
     let format = format::check(dir, &mut Report::new("format", &mut problems));
     let bundle = load::load(
         dir,

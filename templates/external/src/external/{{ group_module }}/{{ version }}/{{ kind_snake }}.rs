@@ -7,8 +7,8 @@
 //! installed. When the other project changes its schema, move this file away and run the same
 //! `create api` again with `--force` to generate it afresh.
 
-// The descriptions below are the CRD's text, as its authors wrote them for `kubectl explain`.
-#![allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
+// The doc comments below are the CRD's descriptions, as its authors wrote them for `kubectl
+// explain` (their code blocks marked as text, so that none runs as a doctest).
 
 {{ external_imports }}
 {{ external_items }}

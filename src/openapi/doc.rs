@@ -1,0 +1,239 @@
+//! A schema's description as a doc comment. Descriptions are free text that another project (or
+//! the Go project being migrated) wrote for `kubectl explain`, often in Markdown: the comment
+//! keeps the text, but nothing in it may become code. rustdoc runs a fenced block without a
+//! language, and an indented block, as a doctest in `cargo test`, and Gateway API's descriptions
+//! have both; rustc refuses bidirectional-text controls even in comments. So:
+//! - every fence is marked ```` ```text ```` (and closed if the description leaves it open);
+//! - an indented block becomes a ```` ```text ```` fence around the same lines;
+//! - control and invisible characters become spaces, tabs four spaces;
+//! - the lines after a list item are indented under it, and a line after a quote is set apart
+//!   from it, as clippy's `doc_lazy_continuation` and `doc_overindented_list_items` want.
+
+use std::fmt::Write as _;
+
+use crate::names::is_format_char;
+
+/// Writes `description` as `///` lines indented by `indent`; nothing for None.
+pub fn write(out: &mut String, indent: &str, description: Option<&str>) {
+    let Some(description) = description else {
+        return;
+    };
+    for line in lines(description) {
+        if line.is_empty() {
+            let _ = writeln!(out, "{indent}///");
+        } else {
+            let _ = writeln!(out, "{indent}/// {line}");
+        }
+    }
+}
+
+/// The doc comment's lines (without `///`).
+pub fn lines(description: &str) -> Vec<String> {
+    let text = sanitize(description);
+    let mut out = Lines::default();
+    for line in text.trim().lines() {
+        out.line(line.trim_end());
+    }
+    out.finish()
+}
+
+/// The text with control and invisible characters replaced: tabs by four spaces, carriage
+/// returns by line breaks, everything else by a space.
+fn sanitize(text: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\r' => out.push('\n'),
+            '\t' => out.push_str("    "),
+            c if c.is_control() || is_format_char(c) || matches!(c, '\u{2028}' | '\u{2029}') => {
+                out.push(' ')
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An open fence: its character and length (a closing fence has at least as many).
+#[derive(Clone, Copy)]
+struct Fence {
+    marker: char,
+    count: usize,
+}
+
+#[derive(Default)]
+struct Lines {
+    out: Vec<String>,
+    fence: Option<Fence>,
+    /// In an indented block, turned into a fence: blank lines held until the block goes on.
+    indented: Option<usize>,
+    /// The column of the text of the current list item.
+    item: Option<usize>,
+    quote: bool,
+    /// The previous line was blank (or there was none).
+    after_blank: bool,
+}
+
+impl Lines {
+    fn line(&mut self, line: &str) {
+        if self.out.is_empty() {
+            self.after_blank = true;
+        }
+        if let Some(fence) = self.fence {
+            self.out.push(line.to_string());
+            if closes(line, fence) {
+                self.fence = None;
+                self.after_blank = false;
+            }
+            return;
+        }
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some(blanks) = self.indented {
+            if line.is_empty() {
+                self.indented = Some(blanks + 1);
+                return;
+            }
+            if indent >= 4 {
+                self.out.extend(std::iter::repeat_n(String::new(), blanks));
+                self.out.push(line[4..].to_string());
+                self.indented = Some(0);
+                return;
+            }
+            self.out.push("```".into());
+            self.indented = None;
+            self.out.extend(std::iter::repeat_n(String::new(), blanks));
+            self.after_blank = blanks > 0;
+            if blanks == 0 {
+                // Text right after a code block starts a paragraph of its own.
+                self.out.push(String::new());
+                self.after_blank = true;
+            }
+        }
+        if line.is_empty() {
+            self.out.push(String::new());
+            self.after_blank = true;
+            self.item = None;
+            self.quote = false;
+            return;
+        }
+        if indent >= 4 && self.after_blank && self.item.is_none() {
+            // An indented code block: a doctest unless fenced as text.
+            self.out.push("```text".into());
+            self.out.push(line[4..].to_string());
+            self.indented = Some(0);
+            self.quote = false;
+            return;
+        }
+        if let Some(fence) = opens(trimmed) {
+            self.out.push(format!(
+                "{}{}text",
+                &line[..indent],
+                fence.marker.to_string().repeat(fence.count)
+            ));
+            self.fence = Some(fence);
+            self.item = None;
+            self.quote = false;
+            return;
+        }
+        if let Some(width) = list_marker(trimmed) {
+            self.item = Some(indent + width);
+            self.out.push(line.to_string());
+        } else if let Some(column) = self.item {
+            self.out.push(format!("{}{trimmed}", " ".repeat(column)));
+        } else if self.quote && !trimmed.starts_with('>') {
+            self.out.push(String::new());
+            self.out.push(line.to_string());
+        } else {
+            self.out.push(line.to_string());
+        }
+        self.quote = trimmed.starts_with('>');
+        self.after_blank = false;
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        if let Some(fence) = self.fence {
+            self.out.push(fence.marker.to_string().repeat(fence.count));
+        }
+        if self.indented.is_some() {
+            self.out.push("```".into());
+        }
+        self.out
+    }
+}
+
+/// The fence a line opens, if it opens one: three or more backticks or tildes (a backtick
+/// fence's info string has no backtick).
+fn opens(trimmed: &str) -> Option<Fence> {
+    let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let count = trimmed.chars().take_while(|c| *c == marker).count();
+    let info = &trimmed[count..];
+    (count >= 3 && !(marker == '`' && info.contains('`'))).then_some(Fence { marker, count })
+}
+
+fn closes(line: &str, fence: Fence) -> bool {
+    let trimmed = line.trim_start();
+    let count = trimmed.chars().take_while(|c| *c == fence.marker).count();
+    line.len() - trimmed.len() < 4 && count >= fence.count && trimmed[count..].trim().is_empty()
+}
+
+/// The width of a list item's marker with its space (`- ` 2, `10. ` 4), if the line starts one.
+fn list_marker(trimmed: &str) -> Option<usize> {
+    if ["- ", "* ", "+ "].iter().any(|m| trimmed.starts_with(m)) {
+        return Some(2);
+    }
+    let digits = trimmed.chars().take_while(char::is_ascii_digit).count();
+    let rest = &trimmed[digits..];
+    ((1..=9).contains(&digits) && (rest.starts_with(". ") || rest.starts_with(") ")))
+        .then_some(digits + 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> String {
+        let mut out = String::new();
+        write(&mut out, "", Some(text));
+        out
+    }
+
+    #[test]
+    fn list_continuations_are_indented() {
+        assert_eq!(
+            doc("Types:\n- Available: all\nis well\n\nThe end."),
+            "/// Types:\n/// - Available: all\n///   is well\n///\n/// The end.\n"
+        );
+        assert_eq!(
+            doc("1. one\ngoes on\n10. ten\ngoes on"),
+            "/// 1. one\n///    goes on\n/// 10. ten\n///     goes on\n"
+        );
+    }
+
+    #[test]
+    fn code_never_becomes_a_doctest() {
+        // Gateway API's style: a fence without a language.
+        assert_eq!(
+            doc("Example:\n```\nfn main() {}\n```\nDone."),
+            "/// Example:\n/// ```text\n/// fn main() {}\n/// ```\n/// Done.\n"
+        );
+        assert_eq!(
+            doc("a\n~~~~yaml\nb: 1"),
+            "/// a\n/// ~~~~text\n/// b: 1\n/// ~~~~\n"
+        );
+        assert_eq!(
+            doc("Example:\n\n    let x = 1;\n\n    x + 1\nMore."),
+            "/// Example:\n///\n/// ```text\n/// let x = 1;\n///\n/// x + 1\n/// ```\n///\n/// More.\n"
+        );
+        // Indented lines that continue a paragraph are text.
+        assert_eq!(doc("a\n    b"), "/// a\n///     b\n");
+    }
+
+    #[test]
+    fn invisible_characters_and_quotes() {
+        assert_eq!(doc("a\u{202E}b\tc\u{7}"), "/// a b    c\n");
+        assert_eq!(doc("> quoted\nnot"), "/// > quoted\n///\n/// not\n");
+    }
+}
