@@ -13,4 +13,5 @@ pub mod plugins;
 pub mod project;
 pub mod runtime_crate;
 pub mod scaffold;
+pub mod stored_names;
 pub mod vars;

@@ -254,8 +254,8 @@ const SIBLING_MODULES: &[&str] = &["manager", "e2e"];
 /// The manifests of the generated project and of its runtime crate: their dependencies are
 /// the crates its code names, so no module or crate of the project may take those names.
 const PROJECT_MANIFESTS: [&str; 2] = [
-    include_str!("../templates/init/Cargo.toml"),
-    include_str!("../runtime/Cargo.toml"),
+    include_str!("../templates/init/Cargo.toml.in"),
+    include_str!("../embedded-runtime/Cargo.toml.in"),
 ];
 
 /// Crate names (`-` as `_`) of the runtime crate and of every dependency in [`PROJECT_MANIFESTS`].

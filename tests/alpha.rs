@@ -351,7 +351,7 @@ fn update_on_the_current_release_has_nothing_to_do() {
 }
 
 fn fixture(name: &str) -> String {
-    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 #[test]

@@ -545,7 +545,7 @@ fn a_kind_in_two_groups_gets_its_own_image_variable() {
 #[test]
 fn a_kubebuilder_go_project_is_named_as_such() {
     let reference =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kubebuilder-project-v4/PROJECT");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kubebuilder-project-v4/PROJECT");
     let text = std::fs::read_to_string(reference).unwrap();
     let (_tmp, dir) = folder("project-v4");
     std::fs::write(dir.join("PROJECT"), &text).unwrap();

@@ -2,7 +2,7 @@
 //!
 //! Two projects, the deploy-image Memcached operator and one with defaulting, validating and
 //! conversion webhooks, are scaffolded here; what `make manifests` and kustomize would render for
-//! them comes from tests/fixtures/olm (building the projects takes minutes: hack/test-generated
+//! them comes from tests/data/olm (building the projects takes minutes: hack/test-generated
 //! runs `make bundle` on built ones). Their bundles are snapshotted, validated, and checked
 //! against OLM's ClusterServiceVersion schema; then each class of fault `bundle validate` knows
 //! is planted in a good bundle and must be named.
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_yaml::Value;
 use support::{assert_refused, assert_tree_parses, folder, openapi, operator_rs, run_ok, tree};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/olm");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/olm");
 
 struct Scenario {
     name: &'static str,

@@ -16,18 +16,25 @@
 //!   webhooks implement.
 //! - [`manifests`]: writes the CRDs, the manager's RBAC role and the webhook configurations under
 //!   `config/` from the Rust code (`make manifests`), with no Go and no controller-gen.
-//! - [`testing`]: a mocked API server for reconcile tests, a stateful fake API server for tests
+//! - `testing`: a mocked API server for reconcile tests, a stateful fake API server for tests
 //!   that run whole controllers, and AdmissionReview helpers.
-//! - [`e2e`]: what the generated end-to-end suite (`make test-e2e`) shares: cluster set-up,
+//! - `e2e`: what the generated end-to-end suite (`make test-e2e`) shares: cluster set-up,
 //!   `kubectl`, waiting, the metrics endpoint.
+//!
+//! The last two, and the webhooks' `testing` helpers, are test harnesses: each is behind the cargo
+//! feature of its name, which a generated project turns on in its `[dev-dependencies]` only, so
+//! that the manager it ships compiles neither them nor their dependencies. (Their documentation:
+//! `cargo doc -p operator-rs-runtime --all-features`.)
 //!
 //! The crate re-exports the versions of [`kube`] and [`k8s_openapi`] it is built with, so that a
 //! project and its runtime always agree on them.
 
 pub mod controller;
+#[cfg(feature = "e2e")]
 pub mod e2e;
 pub mod manager;
 pub mod manifests;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhook;
 

@@ -248,9 +248,10 @@ fn applies(layout: Layout, multigroup: bool) -> bool {
     layout == Layout::Any || multigroup
 }
 
-/// `api/src/api/…` → `src/api/…`: the first segment of a template's path names its set.
+/// `api/src/api/…` → `src/api/…`: the first segment of a template's path names its set (and a
+/// stored `Cargo.toml.in` is written as `Cargo.toml`).
 fn output_path(template: &str) -> &str {
-    template.split_once('/').map_or(template, |(_, rest)| rest)
+    crate::stored_names::written_path(template.split_once('/').map_or(template, |(_, rest)| rest))
 }
 
 /// The variables as tera takes them.

@@ -4,13 +4,17 @@
 //! sits at the same relative path, so `templates/init/config/manager/manager.yaml` becomes
 //! `config/manager/manager.yaml`. Paths may hold tera expressions too (for instance
 //! `src/api/{{ api_dir }}/{{ kind_file }}.rs`). Contents, paths and inserted fragments are all
-//! rendered by one tera instance, which parses each of them once per process.
+//! rendered by one tera instance, which parses each of them once per process. One exception to
+//! "the same path": a generated `Cargo.toml` is stored as `Cargo.toml.in` (see
+//! [`crate::stored_names`]).
 
 use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context as _, Result};
 use include_dir::{Dir, DirEntry, include_dir};
 use tera::{Context, Tera};
+
+use crate::stored_names::written_path;
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 
@@ -67,10 +71,12 @@ pub fn render_dir(prefix: &str, context: &Context) -> Result<Vec<Rendered>> {
     list(prefix)
         .into_iter()
         .map(|template| {
-            let relative = template
-                .strip_prefix(prefix)
-                .unwrap_or(template)
-                .trim_start_matches('/');
+            let relative = written_path(
+                template
+                    .strip_prefix(prefix)
+                    .unwrap_or(template)
+                    .trim_start_matches('/'),
+            );
             Ok(Rendered {
                 path: render_with(&mut tera, &inline_name(relative), relative, context)?,
                 contents: render_with(&mut tera, template, source(template)?, context)?,

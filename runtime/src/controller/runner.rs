@@ -30,8 +30,8 @@ use crate::manager::namespaces::{WatchNamespaces, join_controllers};
 /// What a `reconcile` function gets besides the object: the client, an Event recorder, and the
 /// controller's own `state` (built once in `setup`, e.g. an image name read from the environment).
 ///
-/// Tests build one with [`Context::new`] around the mocked client of
-/// [`crate::testing::reconcile_with`].
+/// Tests build one with [`Context::new`] around the mocked client of `testing::reconcile_with`
+/// (cargo feature `testing`).
 pub struct Context<S = ()> {
     /// Client for the Kubernetes API server: from the kubeconfig when run locally, from the pod's
     /// service account (with the permissions of `config/rbac/`) in the cluster.

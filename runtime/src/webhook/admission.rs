@@ -399,6 +399,7 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
+#[cfg(feature = "testing")]
 pub mod testing {
     //! Helpers for the tests of admission webhooks: AdmissionReviews as the API server sends
     //! them, and what the API server does with the responses.

@@ -248,6 +248,7 @@ fn convert_one(converters: &[Converter], object: Value, desired: &str) -> Result
         .map_err(|error| format!("{describe}: cannot convert to {desired}: {error}"))
 }
 
+#[cfg(feature = "testing")]
 pub mod testing {
     //! Helpers for the tests of conversion webhooks.
     //!
