@@ -16,8 +16,9 @@
 //!   webhooks implement.
 //! - [`manifests`]: writes the CRDs, the manager's RBAC role and the webhook configurations under
 //!   `config/` from the Rust code (`make manifests`), with no Go and no controller-gen.
-//! - [`testing`]: a mocked API server for reconcile tests, a stateful fake API server for tests
-//!   that run whole controllers, and AdmissionReview helpers.
+//! - `testing` (the cargo feature `testing`, for tests: a project enables it in its
+//!   `[dev-dependencies]`): a mocked API server for reconcile tests, and a stateful fake API
+//!   server for tests that run whole controllers, as strict as a real one.
 //! - [`e2e`]: what the generated end-to-end suite (`make test-e2e`) shares: cluster set-up,
 //!   `kubectl`, waiting, the metrics endpoint.
 //!
@@ -28,6 +29,7 @@ pub mod controller;
 pub mod e2e;
 pub mod manager;
 pub mod manifests;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhook;
 

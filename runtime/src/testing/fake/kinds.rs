@@ -6,7 +6,10 @@ use std::any::TypeId;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Resource;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use super::typed::{Check, check};
 
 /// A kind that the fake API server serves, registered with
 /// [`FakeApiServer::register_kind`](super::FakeApiServer::register_kind).
@@ -98,6 +101,16 @@ impl Kind {
         }
     }
 
+    /// `Deployment.apps` (`Pod` for the core group), as the API server names a kind in the
+    /// messages of invalid objects.
+    pub(super) fn group_kind(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
     /// `deployments.apps`, as the API server names a resource in its messages.
     pub(super) fn qualified_plural(&self) -> String {
         if self.group.is_empty() {
@@ -109,8 +122,8 @@ impl Kind {
 }
 
 /// The kinds every fake API server serves from the start: those an operator's controllers,
-/// leader election and Event recorder touch.
-pub(super) fn built_in() -> Vec<Kind> {
+/// leader election and Event recorder touch, each with the check of its Rust type.
+pub(super) fn built_in() -> Vec<(Kind, Check)> {
     use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
     use k8s_openapi::api::coordination::v1::Lease;
     use k8s_openapi::api::core::v1::{
@@ -118,21 +131,30 @@ pub(super) fn built_in() -> Vec<Kind> {
         ServiceAccount,
     };
     use k8s_openapi::api::events::v1::Event;
+
+    fn typed<K>() -> (Kind, Check)
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned,
+        K::Scope: 'static,
+    {
+        (Kind::of::<K>(), check::<K>)
+    }
+
     vec![
-        Kind::of::<Deployment>(),
-        Kind::of::<StatefulSet>(),
-        Kind::of::<DaemonSet>(),
-        Kind::of::<ReplicaSet>(),
-        Kind::of::<Event>(),
-        Kind::of::<CoreEvent>(),
-        Kind::of::<ConfigMap>(),
-        Kind::of::<Secret>(),
-        Kind::of::<Pod>(),
-        Kind::of::<Service>(),
-        Kind::of::<ServiceAccount>(),
-        Kind::of::<PersistentVolumeClaim>(),
-        Kind::of::<Namespace>(),
-        Kind::of::<Lease>(),
+        typed::<Deployment>(),
+        typed::<StatefulSet>(),
+        typed::<DaemonSet>(),
+        typed::<ReplicaSet>(),
+        typed::<Event>(),
+        typed::<CoreEvent>(),
+        typed::<ConfigMap>(),
+        typed::<Secret>(),
+        typed::<Pod>(),
+        typed::<Service>(),
+        typed::<ServiceAccount>(),
+        typed::<PersistentVolumeClaim>(),
+        typed::<Namespace>(),
+        typed::<Lease>(),
     ]
 }
 
