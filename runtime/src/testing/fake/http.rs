@@ -484,8 +484,8 @@ mod tests {
     #[test]
     fn routes() {
         let mut store = Store::new(10);
-        for (kind, check) in super::super::kinds::built_in() {
-            store.register(kind, Some(check)).unwrap();
+        for (kind, check, schema) in super::super::kinds::built_in() {
+            store.register_built_in(kind, check, schema);
         }
         let route_of = |path| {
             route(&store, path).map(|r| (r.resource.plural, r.namespace, r.name, r.subresource))

@@ -5,11 +5,15 @@ use std::any::TypeId;
 
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use std::sync::{Arc, LazyLock};
+
 use kube::Resource;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::typed::{Check, check};
+use super::schema::Schema;
+use super::typed::{self, Check};
 
 /// A kind that the fake API server serves, registered with
 /// [`FakeApiServer::register_kind`](super::FakeApiServer::register_kind).
@@ -121,41 +125,49 @@ impl Kind {
     }
 }
 
+/// A built-in kind as the fake serves it: with the check of its Rust type and its schema.
+pub(super) type BuiltIn = (Kind, Check, Arc<Schema>);
+
 /// The kinds every fake API server serves from the start: those an operator's controllers,
-/// leader election and Event recorder touch, each with the check of its Rust type.
-pub(super) fn built_in() -> Vec<(Kind, Check)> {
-    use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-    use k8s_openapi::api::coordination::v1::Lease;
-    use k8s_openapi::api::core::v1::{
-        ConfigMap, Event as CoreEvent, Namespace, PersistentVolumeClaim, Pod, Secret, Service,
-        ServiceAccount,
-    };
-    use k8s_openapi::api::events::v1::Event;
+/// leader election and Event recorder touch, each with the check of its Rust type and the
+/// schema of that type (made once per test binary: a Pod's is large).
+pub(super) fn built_in() -> Vec<BuiltIn> {
+    static BUILT_IN: LazyLock<Vec<BuiltIn>> = LazyLock::new(|| {
+        use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+        use k8s_openapi::api::coordination::v1::Lease;
+        use k8s_openapi::api::core::v1::{
+            ConfigMap, Event as CoreEvent, Namespace, PersistentVolumeClaim, Pod, Secret, Service,
+            ServiceAccount,
+        };
+        use k8s_openapi::api::events::v1::Event;
 
-    fn typed<K>() -> (Kind, Check)
-    where
-        K: Resource<DynamicType = ()> + DeserializeOwned,
-        K::Scope: 'static,
-    {
-        (Kind::of::<K>(), check::<K>)
-    }
+        fn typed<K>() -> BuiltIn
+        where
+            K: Resource<DynamicType = ()> + DeserializeOwned + JsonSchema,
+            K::Scope: 'static,
+        {
+            let schema = Schema::new(typed::schema::<K>()).expect("k8s-openapi has no CEL rules");
+            (Kind::of::<K>(), typed::check::<K>, Arc::new(schema))
+        }
 
-    vec![
-        typed::<Deployment>(),
-        typed::<StatefulSet>(),
-        typed::<DaemonSet>(),
-        typed::<ReplicaSet>(),
-        typed::<Event>(),
-        typed::<CoreEvent>(),
-        typed::<ConfigMap>(),
-        typed::<Secret>(),
-        typed::<Pod>(),
-        typed::<Service>(),
-        typed::<ServiceAccount>(),
-        typed::<PersistentVolumeClaim>(),
-        typed::<Namespace>(),
-        typed::<Lease>(),
-    ]
+        vec![
+            typed::<Deployment>(),
+            typed::<StatefulSet>(),
+            typed::<DaemonSet>(),
+            typed::<ReplicaSet>(),
+            typed::<Event>(),
+            typed::<CoreEvent>(),
+            typed::<ConfigMap>(),
+            typed::<Secret>(),
+            typed::<Pod>(),
+            typed::<Service>(),
+            typed::<ServiceAccount>(),
+            typed::<PersistentVolumeClaim>(),
+            typed::<Namespace>(),
+            typed::<Lease>(),
+        ]
+    });
+    BUILT_IN.clone()
 }
 
 /// The part of a URL that names a collection: `apps`, `v1`, `deployments`.

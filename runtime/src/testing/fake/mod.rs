@@ -278,10 +278,8 @@ impl FakeApiServer {
     /// [`FakeApiServer::register`] or [`FakeApiServer::register_crd`].
     pub fn new() -> Self {
         let mut store = Store::new(Self::DEFAULT_WATCH_WINDOW);
-        for (kind, check) in kinds::built_in() {
-            store
-                .register(kind, Some(check))
-                .expect("built-in kinds have no CEL rules");
+        for (kind, check, schema) in kinds::built_in() {
+            store.register_built_in(kind, check, schema);
         }
         let state = State {
             store,
@@ -352,7 +350,7 @@ impl FakeApiServer {
     /// If a CEL rule of the schema does not compile (the API server refuses such a CRD).
     pub fn register_kind(&self, kind: Kind) -> &Self {
         let name = format!("{}.{}", kind.plural, kind.group);
-        if let Err(error) = self.inner.lock().store.register(kind, None) {
+        if let Err(error) = self.inner.lock().store.register(kind) {
             panic!("the API server would refuse the CRD {name}: {error}");
         }
         self

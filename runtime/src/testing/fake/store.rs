@@ -22,7 +22,7 @@ use super::kinds::{Kind, ResourceKey};
 use super::metadata::{self, NameRule};
 use super::schema::Schema;
 use super::selector::Selector;
-use super::typed::{self, Mismatch};
+use super::typed;
 
 /// The field manager of the simulated Deployment controller's status writes.
 pub(super) const DEPLOYMENT_CONTROLLER: &str = "kube-controller-manager";
@@ -162,9 +162,13 @@ pub(super) struct Write {
 }
 
 /// What a kind's objects are checked against when they are written.
-struct Enforcement {
-    /// The schema of a custom resource: pruning, defaults, validation and CEL rules.
-    schema: Option<Schema>,
+pub(super) struct Enforcement {
+    /// The schema: of a custom resource (pruning, defaults, validation and CEL rules), or of a
+    /// built-in kind's Rust type (validation only).
+    schema: Option<Arc<Schema>>,
+    /// Whether the schema prunes and defaults: a CRD's does, the API server's built-in kinds
+    /// have defaults of their own that the fake does not reproduce.
+    completes: bool,
     /// The Rust type of a built-in kind.
     typed: Option<typed::Check>,
     /// Which names its objects may have.
@@ -207,14 +211,34 @@ impl Store {
         }
     }
 
-    /// Serves `kind`, checked against its schema if it has one, or against the Rust type
-    /// `typed` checks; an error names a CEL rule of the schema that does not compile.
-    pub(super) fn register(
+    /// Serves a built-in kind, checked against its Rust type with `check` and `schema`.
+    pub(super) fn register_built_in(
         &mut self,
         kind: Kind,
-        typed: Option<typed::Check>,
-    ) -> Result<(), String> {
-        let schema = kind.schema.clone().map(Schema::new).transpose()?;
+        check: typed::Check,
+        schema: Arc<Schema>,
+    ) {
+        let enforcement = Enforcement {
+            schema: Some(schema),
+            completes: false,
+            typed: Some(check),
+            names: NameRule::of(&kind.group, &kind.kind),
+        };
+        let resource = kind.resource();
+        self.enforcement
+            .insert(resource.clone(), Arc::new(enforcement));
+        self.kinds.insert(resource, Arc::new(kind));
+    }
+
+    /// Serves `kind`, checked against its schema if it has one; an error names a CEL rule of
+    /// the schema that does not compile.
+    pub(super) fn register(&mut self, kind: Kind) -> Result<(), String> {
+        let schema = kind
+            .schema
+            .clone()
+            .map(Schema::new)
+            .transpose()?
+            .map(Arc::new);
         let resource = kind.resource();
         // The API server sets the defaults of the schema when it reads objects too: stored
         // objects get those of a schema registered after they were written.
@@ -224,8 +248,9 @@ impl Store {
             }
         }
         let enforcement = Enforcement {
+            completes: schema.is_some(),
             schema,
-            typed,
+            typed: None,
             names: NameRule::of(&kind.group, &kind.kind),
         };
         self.enforcement
@@ -929,7 +954,11 @@ impl Store {
         object: &mut Value,
         strict: bool,
     ) -> Result<(), ApiError> {
-        let Some(schema) = &enforcement.schema else {
+        let Some(schema) = enforcement
+            .schema
+            .as_ref()
+            .filter(|_| enforcement.completes)
+        else {
             return Ok(());
         };
         let pruned = schema.prune(object);
@@ -961,15 +990,11 @@ fn validate(
 ) -> Result<Vec<FieldError>, ApiError> {
     let mut errors = metadata::validate(object, enforcement.names);
     if let Some(check) = enforcement.typed {
-        match check(object) {
-            Ok(()) => {}
-            Err(Mismatch::Missing(error)) => errors.push(error),
-            Err(Mismatch::Undecodable(message)) => {
-                return Err(ApiError::bad_request(format!(
-                    "{} in version \"{}\" cannot be handled as a {}: {message}",
-                    kind.kind, kind.version, kind.kind
-                )));
-            }
+        if let Err(message) = check(object) {
+            return Err(ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: {message}",
+                kind.kind, kind.version, kind.kind
+            )));
         }
     }
     if let Some(schema) = &enforcement.schema {

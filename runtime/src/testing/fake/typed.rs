@@ -1,54 +1,39 @@
 //! The built-in kinds checked against k8s-openapi's Rust types, which follow the API's OpenAPI
 //! schema: a field of the wrong type is refused as the API server refuses a body it cannot
-//! decode (`400 BadRequest`), and a missing required field as an invalid object
+//! decode (`400 BadRequest`); the required fields and formats are checked against the OpenAPI
+//! schema of the type (k8s-openapi's `JsonSchema`), a missing one refused as an invalid object
 //! (`422 Invalid`, `<field>: Required value`). The API server's further validation of built-in
 //! kinds (value ranges, cross-field rules) is not reproduced.
 
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::errors::{ErrorType, FieldError};
+/// Checks that an object decodes as its kind's Rust type; the error names the field that does
+/// not.
+pub(super) type Check = fn(&Value) -> Result<(), String>;
 
-/// Checks that an object fits its kind's Rust type.
-pub(super) type Check = fn(&Value) -> Result<(), Mismatch>;
-
-/// How an object does not fit its kind's Rust type.
-#[derive(Debug, PartialEq)]
-pub(super) enum Mismatch {
-    /// A required field is missing: the object is invalid.
-    Missing(FieldError),
-    /// A field has the wrong type: the body cannot be decoded. The message names the field.
-    Undecodable(String),
-}
-
-/// The [`Check`] of the kind `K`.
-pub(super) fn check<K: DeserializeOwned>(object: &Value) -> Result<(), Mismatch> {
+/// The [`Check`] of the kind `K`. (k8s-openapi decodes a missing required field as its
+/// default: required fields are the schema's to check.)
+pub(super) fn check<K: DeserializeOwned>(object: &Value) -> Result<(), String> {
     match serde_path_to_error::deserialize::<_, K>(object) {
         Ok(_) => Ok(()),
         Err(error) => {
             let path = error.path().to_string();
-            let path = if path == "." { String::new() } else { path };
-            let message = error.inner().to_string();
-            Err(mismatch(&path, &message))
+            let at = if path == "." { "(root)" } else { &path };
+            Err(format!("{at}: {}", error.inner()))
         }
     }
 }
 
-fn mismatch(path: &str, message: &str) -> Mismatch {
-    // serde's wording for a missing field of a struct: "missing field `name`".
-    if let Some(field) = message
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.strip_suffix('`'))
-    {
-        let field = if path.is_empty() {
-            field.to_owned()
-        } else {
-            format!("{path}.{field}")
-        };
-        return Mismatch::Missing(FieldError::new(ErrorType::Required, &field, None, ""));
-    }
-    let at = if path.is_empty() { "(root)" } else { path };
-    Mismatch::Undecodable(format!("{at}: {message}"))
+/// The OpenAPI v3 schema of `K`, inlined (no `$ref`s) as a CRD's schema is.
+pub(super) fn schema<K: JsonSchema>() -> Value {
+    let schema = SchemaSettings::openapi3()
+        .with(|settings| settings.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<K>();
+    serde_json::to_value(schema).expect("schemas serialize")
 }
 
 #[cfg(test)]
@@ -59,7 +44,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wrong_types_and_missing_fields_are_found_with_their_paths() {
+    fn wrong_types_are_found_with_their_paths() {
         let deployment =
             |spec: Value| json!({ "apiVersion": "apps/v1", "kind": "Deployment", "spec": spec });
         let valid = deployment(json!({
@@ -67,21 +52,13 @@ mod tests {
             "template": { "spec": { "containers": [{ "name": "a", "image": "i" }] } },
         }));
         assert_eq!(check::<Deployment>(&valid), Ok(()));
-
-        let nameless = deployment(json!({
-            "selector": {},
-            "template": { "spec": { "containers": [{ "image": "i" }] } },
-        }));
-        let Err(Mismatch::Missing(error)) = check::<Deployment>(&nameless) else {
-            panic!("a container without a name is refused");
-        };
-        assert_eq!(
-            error.to_string(),
-            "spec.template.spec.containers[0].name: Required value"
-        );
+        let schema = schema::<Deployment>();
+        let containers = &schema["properties"]["spec"]["properties"]["template"]["properties"]["spec"]
+            ["properties"]["containers"];
+        assert_eq!(containers["items"]["required"], json!(["name"]));
 
         let wrong = deployment(json!({ "replicas": "two", "selector": {}, "template": {} }));
-        let Err(Mismatch::Undecodable(message)) = check::<Deployment>(&wrong) else {
+        let Err(message) = check::<Deployment>(&wrong) else {
             panic!("a string for an integer is refused");
         };
         assert!(
