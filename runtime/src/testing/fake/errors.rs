@@ -91,7 +91,8 @@ impl ApiError {
                 json!({
                     "reason": error.kind.cause(),
                     "message": error.body(),
-                    "field": error.field,
+                    // A field error about the whole object has the path Go prints as `<nil>`.
+                    "field": if error.field.is_empty() { "<nil>" } else { &error.field },
                 })
             })
             .collect();
@@ -290,16 +291,38 @@ impl fmt::Display for FieldError {
 }
 
 /// A value as the API server prints it in a field error: strings quoted, numbers and booleans
-/// plain, `null` as `"null"`; objects and lists (which Go prints as Go syntax) as JSON.
+/// plain, `null` as `"null"`, objects and lists in Go syntax (`%#v`), as Go prints the
+/// `map[string]interface {}` and `[]interface {}` of a decoded object.
 fn go_value(value: &Value) -> String {
     match value {
         Value::Null => "\"null\"".to_owned(),
+        other => go_syntax(other),
+    }
+}
+
+/// Go's `%#v` of a decoded JSON value (map keys sorted, as Go prints them).
+fn go_syntax(value: &Value) -> String {
+    match value {
+        Value::Null => "interface {}(nil)".to_owned(),
         Value::String(text) => Value::String(text.clone()).to_string(),
         Value::Number(number) => match number.as_f64() {
             Some(float) if !number.is_i64() && !number.is_u64() => go_float(float),
             _ => number.to_string(),
         },
-        other => other.to_string(),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_syntax).collect();
+            format!("[]interface {{}}{{{}}}", items.join(", "))
+        }
+        Value::Object(fields) => {
+            let mut keys: Vec<&String> = fields.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|key| format!("{:?}:{}", key, go_syntax(&fields[key])))
+                .collect();
+            format!("map[string]interface {{}}{{{}}}", fields.join(", "))
+        }
     }
 }
 
