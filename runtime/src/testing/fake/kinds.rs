@@ -5,7 +5,8 @@ use std::any::TypeId;
 
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use std::sync::{Arc, LazyLock};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use kube::Resource;
 use schemars::JsonSchema;
@@ -125,49 +126,56 @@ impl Kind {
     }
 }
 
-/// A built-in kind as the fake serves it: with the check of its Rust type and its schema.
-pub(super) type BuiltIn = (Kind, Check, Arc<Schema>);
+/// A built-in kind as the fake serves it: with the check of its Rust type, and the schema of
+/// that type, made when first needed (a Pod's is large) and then kept for the test binary.
+pub(super) type BuiltIn = (Kind, Check, fn() -> Arc<Schema>);
 
 /// The kinds every fake API server serves from the start: those an operator's controllers,
-/// leader election and Event recorder touch, each with the check of its Rust type and the
-/// schema of that type (made once per test binary: a Pod's is large).
+/// leader election and Event recorder touch.
 pub(super) fn built_in() -> Vec<BuiltIn> {
-    static BUILT_IN: LazyLock<Vec<BuiltIn>> = LazyLock::new(|| {
-        use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-        use k8s_openapi::api::coordination::v1::Lease;
-        use k8s_openapi::api::core::v1::{
-            ConfigMap, Event as CoreEvent, Namespace, PersistentVolumeClaim, Pod, Secret, Service,
-            ServiceAccount,
-        };
-        use k8s_openapi::api::events::v1::Event;
+    use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::api::core::v1::{
+        ConfigMap, Event as CoreEvent, Namespace, PersistentVolumeClaim, Pod, Secret, Service,
+        ServiceAccount,
+    };
+    use k8s_openapi::api::events::v1::Event;
 
-        fn typed<K>() -> BuiltIn
-        where
-            K: Resource<DynamicType = ()> + DeserializeOwned + JsonSchema,
-            K::Scope: 'static,
-        {
-            let schema = Schema::new(typed::schema::<K>()).expect("k8s-openapi has no CEL rules");
-            (Kind::of::<K>(), typed::check::<K>, Arc::new(schema))
-        }
+    fn typed<K>() -> BuiltIn
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + JsonSchema + 'static,
+        K::Scope: 'static,
+    {
+        (Kind::of::<K>(), typed::check::<K>, schema_of::<K>)
+    }
 
-        vec![
-            typed::<Deployment>(),
-            typed::<StatefulSet>(),
-            typed::<DaemonSet>(),
-            typed::<ReplicaSet>(),
-            typed::<Event>(),
-            typed::<CoreEvent>(),
-            typed::<ConfigMap>(),
-            typed::<Secret>(),
-            typed::<Pod>(),
-            typed::<Service>(),
-            typed::<ServiceAccount>(),
-            typed::<PersistentVolumeClaim>(),
-            typed::<Namespace>(),
-            typed::<Lease>(),
-        ]
+    vec![
+        typed::<Deployment>(),
+        typed::<StatefulSet>(),
+        typed::<DaemonSet>(),
+        typed::<ReplicaSet>(),
+        typed::<Event>(),
+        typed::<CoreEvent>(),
+        typed::<ConfigMap>(),
+        typed::<Secret>(),
+        typed::<Pod>(),
+        typed::<Service>(),
+        typed::<ServiceAccount>(),
+        typed::<PersistentVolumeClaim>(),
+        typed::<Namespace>(),
+        typed::<Lease>(),
+    ]
+}
+
+/// The schema of `K`'s Rust type, made once per test binary.
+fn schema_of<K: JsonSchema + 'static>() -> Arc<Schema> {
+    static SCHEMAS: LazyLock<Mutex<HashMap<TypeId, Arc<Schema>>>> = LazyLock::new(Mutex::default);
+    let mut schemas = SCHEMAS.lock().unwrap_or_else(PoisonError::into_inner);
+    let schema = schemas.entry(TypeId::of::<K>()).or_insert_with(|| {
+        let schema = Schema::new(typed::schema::<K>()).expect("k8s-openapi has no CEL rules");
+        Arc::new(schema)
     });
-    BUILT_IN.clone()
+    schema.clone()
 }
 
 /// The part of a URL that names a collection: `apps`, `v1`, `deployments`.

@@ -61,14 +61,24 @@
 //!   `410 Gone` (an `ERROR` event, as from the API server), and kube's watcher lists again.
 //!   [`FakeApiServer::set_watch_window`] shrinks the window to force that.
 //!
+//! - What a real API server refuses, it refuses: custom resources are checked against their
+//!   CRD's schema ([`FakeApiServer::register_crd`]: unknown fields dropped, defaults set,
+//!   `422 Invalid` with the API server's messages, CEL rules evaluated with kube-cel, ratcheting
+//!   of unchanged fields), built-in kinds against k8s-openapi's types and schemas, names and
+//!   labels as the API server checks them; a client of an [`Identity`]
+//!   ([`FakeApiServer::client_as`]) only gets what its RBAC rules grant (`403 Forbidden`); the
+//!   project's admission webhooks are called in-process
+//!   ([`FakeApiServer::register_webhooks`], [`FakeApiServer::install`]).
+//!
 //! # What it does not do
 //!
-//! No authentication, RBAC, admission webhooks, validation against schemas, defaulting, version
-//! conversion (each version of a kind is a kind of its own), namespaces as a precondition of
-//! their objects, foreground deletion (it is background), scale and other subresources, and no
-//! controllers but an optional Deployment controller ([`FakeApiServer::simulate_deployments`]).
-//! A field manager never conflicts with itself.
-//!
+//! No authentication, version conversion (each version of a kind is a kind of its own), the
+//! built-in kinds' defaults and further validation, namespaces as a precondition of their
+//! objects, foreground deletion (it is background), scale and other subresources, scheduling,
+//! quota, and no controllers but an optional Deployment controller
+//! ([`FakeApiServer::simulate_deployments`]). A field manager never conflicts with itself.
+//! docs/runtime.md has the full table of what it enforces.
+
 //! # Test hooks
 //!
 //! - [`FakeApiServer::requests`], [`FakeApiServer::count`], [`FakeApiServer::writes`]: every

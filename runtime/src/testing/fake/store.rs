@@ -163,12 +163,10 @@ pub(super) struct Write {
 
 /// What a kind's objects are checked against when they are written.
 pub(super) struct Enforcement {
-    /// The schema: of a custom resource (pruning, defaults, validation and CEL rules), or of a
-    /// built-in kind's Rust type (validation only).
+    /// The schema of a custom resource: pruning, defaults, validation and CEL rules.
     schema: Option<Arc<Schema>>,
-    /// Whether the schema prunes and defaults: a CRD's does, the API server's built-in kinds
-    /// have defaults of their own that the fake does not reproduce.
-    completes: bool,
+    /// The schema of a built-in kind's Rust type (validation only), made when first needed.
+    built_in_schema: Option<fn() -> Arc<Schema>>,
     /// The Rust type of a built-in kind.
     typed: Option<typed::Check>,
     /// Which names its objects may have.
@@ -216,11 +214,11 @@ impl Store {
         &mut self,
         kind: Kind,
         check: typed::Check,
-        schema: Arc<Schema>,
+        schema: fn() -> Arc<Schema>,
     ) {
         let enforcement = Enforcement {
-            schema: Some(schema),
-            completes: false,
+            schema: None,
+            built_in_schema: Some(schema),
             typed: Some(check),
             names: NameRule::of(&kind.group, &kind.kind),
         };
@@ -248,8 +246,8 @@ impl Store {
             }
         }
         let enforcement = Enforcement {
-            completes: schema.is_some(),
             schema,
+            built_in_schema: None,
             typed: None,
             names: NameRule::of(&kind.group, &kind.kind),
         };
@@ -954,11 +952,7 @@ impl Store {
         object: &mut Value,
         strict: bool,
     ) -> Result<(), ApiError> {
-        let Some(schema) = enforcement
-            .schema
-            .as_ref()
-            .filter(|_| enforcement.completes)
-        else {
+        let Some(schema) = &enforcement.schema else {
             return Ok(());
         };
         let pruned = schema.prune(object);
@@ -999,6 +993,9 @@ fn validate(
     }
     if let Some(schema) = &enforcement.schema {
         errors.extend(schema.validate(object, old));
+    }
+    if let Some(schema) = enforcement.built_in_schema {
+        errors.extend(schema().validate(object, old));
     }
     Ok(errors)
 }
