@@ -122,8 +122,7 @@ impl Webhooks {
             ) && webhook
                 .registration()
                 .operations
-                .iter()
-                .any(|operation| *operation == request.operation)
+                .contains(&request.operation)
         })
     }
 }

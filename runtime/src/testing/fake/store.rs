@@ -983,13 +983,13 @@ fn validate(
     old: Option<&Value>,
 ) -> Result<Vec<FieldError>, ApiError> {
     let mut errors = metadata::validate(object, enforcement.names);
-    if let Some(check) = enforcement.typed {
-        if let Err(message) = check(object) {
-            return Err(ApiError::bad_request(format!(
-                "{} in version \"{}\" cannot be handled as a {}: {message}",
-                kind.kind, kind.version, kind.kind
-            )));
-        }
+    if let Some(check) = enforcement.typed
+        && let Err(message) = check(object)
+    {
+        return Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {message}",
+            kind.kind, kind.version, kind.kind
+        )));
     }
     if let Some(schema) = &enforcement.schema {
         errors.extend(schema.validate(object, old));
