@@ -244,9 +244,9 @@ mod tests {
 /// controller's own `rbac_rules()` do not grant, and what the project's webhooks deny.
 #[cfg(test)]
 mod against_the_api_server {
+    // Types named by their modules: a kind of the project may have any of their names.
     use kube::Api;
-    use kube::api::PostParams;
-    use operator_rs_runtime::testing::fake::{FakeApiServer, Identity};
+    use operator_rs_runtime::testing::fake;
 
     use super::*;
     use {{ api_module }}::{{ kind }}Spec;
@@ -255,7 +255,7 @@ mod against_the_api_server {
     /// manager has in a cluster) is one the CRD accepts.
     #[tokio::test]
     async fn reconcile_works_with_the_controllers_permissions() {
-        let fake = FakeApiServer::new();
+        let fake = fake::FakeApiServer::new();
         // What `make install` and `make deploy` install: the CRDs and the webhooks.
         fake.install(crate::manifests());
 {%- if api_namespaced %}
@@ -264,9 +264,9 @@ mod against_the_api_server {
         let api = Api::<{{ kind }}>::all(fake.client());
 {%- endif %}
         let object = {{ kind }}::new("test", {{ kind }}Spec::default());
-        let created = api.create(&PostParams::default(), &object).await.unwrap();
+        let created = api.create(&kube::api::PostParams::default(), &object).await.unwrap();
 
-        let identity = Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER);
+        let identity = fake::Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER);
         let ctx = Context::new(fake.client_as(identity), CONTROLLER_NAME, ());
         let action = reconcile(Arc::new(created), Arc::new(ctx)).await.unwrap();
         assert_eq!(action, Action::requeue(RESYNC_PERIOD));

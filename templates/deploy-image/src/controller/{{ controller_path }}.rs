@@ -522,10 +522,8 @@ fn error_source(error: &Error) -> String {
 /// here first.
 #[cfg(test)]
 mod against_the_api_server {
-    use kube::api::{DynamicObject, PostParams};
-    use kube::core::ApiResource;
-    use operator_rs_runtime::testing::fake::{FakeApiServer, Identity};
-    use operator_rs_runtime::testing::from_yaml;
+    // Types named by their modules: a kind of the project may have any of their names.
+    use operator_rs_runtime::testing::{self, from_yaml};
 
     use super::*;
 
@@ -539,18 +537,18 @@ mod against_the_api_server {
     /// A fake API server with what `make install` and `make deploy` install (the CRDs and
     /// webhooks of `crate::manifests()`), the pods of Deployments made available at once, and
     /// `sample` created as `kubectl apply` would, or the API server's refusal.
-    async fn cluster_with(sample: &str) -> (FakeApiServer, Result<DynamicObject, kube::Error>) {
-        let fake = FakeApiServer::new();
+    async fn cluster_with(sample: &str) -> (testing::fake::FakeApiServer, Result<kube::api::DynamicObject, kube::Error>) {
+        let fake = testing::fake::FakeApiServer::new();
         fake.install(crate::manifests()).simulate_deployments(true);
-        let resource = ApiResource::erase::<{{ kind }}>(&());
-        let api = Api::<DynamicObject>::namespaced_with(fake.client(), "default", &resource);
-        let sample: DynamicObject = from_yaml(sample).unwrap();
-        let created = api.create(&PostParams::default(), &sample).await;
+        let resource = kube::core::ApiResource::erase::<{{ kind }}>(&());
+        let api = Api::<kube::api::DynamicObject>::namespaced_with(fake.client(), "default", &resource);
+        let sample: kube::api::DynamicObject = from_yaml(sample).unwrap();
+        let created = api.create(&kube::api::PostParams::default(), &sample).await;
         (fake, created)
     }
 
     /// `reconcile` of the sample as stored now, by a client with `identity`'s permissions.
-    async fn reconcile_sample(fake: &FakeApiServer, identity: Identity) -> Result<Action, Error> {
+    async fn reconcile_sample(fake: &testing::fake::FakeApiServer, identity: testing::fake::Identity) -> Result<Action, Error> {
         let object = fake.get::<{{ kind }}>(Some("default"), NAME).unwrap();
         let ctx = Context::new(fake.client_as(identity), CONTROLLER_NAME, DEFAULT_IMAGE.to_owned());
         reconcile(Arc::new(object), Arc::new(ctx)).await
@@ -558,8 +556,8 @@ mod against_the_api_server {
 
     /// What the manager runs with in a cluster: the controller's own `rbac_rules()` (and the
     /// manager's leader election Role), nothing more.
-    fn controller_identity() -> Identity {
-        Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER)
+    fn controller_identity() -> testing::fake::Identity {
+        testing::fake::Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER)
     }
 
     /// The sample is accepted, and reconciled with the controller's own permissions: a
@@ -611,7 +609,7 @@ mod against_the_api_server {
             .into_iter()
             .filter(|rule| rule.resources != Some(vec!["deployments".to_owned()]))
             .collect();
-        let identity = Identity::service_account("{{ project_name }}-system", "controller-manager")
+        let identity = testing::fake::Identity::service_account("{{ project_name }}-system", "controller-manager")
             .with_cluster_rules(without_deployments);
         let error = reconcile_sample(&fake, identity).await.unwrap_err();
         assert!(matches!(error, Error::GetDeployment { .. }), "{error:?}");

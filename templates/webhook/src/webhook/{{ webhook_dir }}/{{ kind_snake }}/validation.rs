@@ -243,17 +243,16 @@ mod tests {
     #[tokio::test]
     async fn the_api_server_calls_the_webhook() {
         use kube::Api;
-        use kube::api::{Patch, PatchParams, PostParams};
-        use operator_rs_runtime::testing::fake::FakeApiServer;
+        use kube::api::{Patch, PatchParams};
 
-        let fake = FakeApiServer::new();
+        let fake = operator_rs_runtime::testing::fake::FakeApiServer::new();
         fake.install(crate::manifests());
 {%- if api_namespaced %}
         let api = Api::<{{ kind }}>::namespaced(fake.client(), "default");
 {%- else %}
         let api = Api::<{{ kind }}>::all(fake.client());
 {%- endif %}
-        api.create(&PostParams::default(), &sample()).await.unwrap();
+        api.create(&kube::api::PostParams::default(), &sample()).await.unwrap();
 {%- if spec.size %}
         let allowed = json!({ "spec": { "size": 3 } });
         let refused = json!({ "spec": { "size": MAX_SIZE + 1 } });
