@@ -17,7 +17,8 @@
 //! - [`manifests`]: writes the CRDs, the manager's RBAC role and the webhook configurations under
 //!   `config/` from the Rust code (`make manifests`), with no Go and no controller-gen.
 //! - `testing`: a mocked API server for reconcile tests, a stateful fake API server for tests
-//!   that run whole controllers, and AdmissionReview helpers.
+//!   that run whole controllers, as strict as a real one (CRD schemas, CEL rules, RBAC,
+//!   admission), and AdmissionReview helpers.
 //! - `e2e`: what the generated end-to-end suite (`make test-e2e`) shares: cluster set-up,
 //!   `kubectl`, waiting, the metrics endpoint.
 //!

@@ -10,17 +10,20 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
+use super::admission::User;
 use super::errors::ApiError;
 use super::fields::Scope;
 use super::kinds::ResourceKey;
+use super::rbac::{Attributes, Identity};
 use super::selector::Selector;
-use super::store::{Edit, Filter, Since, Store, Write};
-use super::{Inner, RecordedRequest, Verb};
+use super::store::{Caller, Edit, Filter, Since, Store, Write};
+use super::{Denial, Inner, RecordedRequest, Verb};
 
-/// Answers one request of a [`kube::Client`], or fails it like a connection that cannot be made
-/// while the server is unavailable.
+/// Answers one request of a [`kube::Client`] of `identity`, or fails it like a connection that
+/// cannot be made while the server is unavailable.
 pub(super) async fn serve(
     shared: Inner,
+    identity: &Identity,
     request: Request<kube::client::Body>,
 ) -> Result<Response<Body>, io::Error> {
     if shared.lock().is_unavailable() {
@@ -36,15 +39,42 @@ pub(super) async fn serve(
     let query = Query::parse(parts.uri.query().unwrap_or_default());
     let route = route(&state.store, path);
     let verb = verb(&parts.method, route.as_ref(), &query);
+    let user = User {
+        name: identity.user().to_owned(),
+        groups: identity.groups().to_vec(),
+    };
     let reply = match route.as_ref() {
-        Some(route) => handle(
-            &mut state.store,
-            &parts.method,
-            &parts.headers,
-            route,
-            &query,
-            &body,
-        ),
+        Some(route) => {
+            let attributes = Attributes {
+                verb: verb.as_rbac(),
+                group: route.resource.group.clone(),
+                resource: route.resource.plural.clone(),
+                subresource: route.subresource.clone(),
+                namespace: route.namespace.clone(),
+                name: route.name.clone(),
+            };
+            if identity.allows(&attributes) {
+                let request = Incoming {
+                    method: &parts.method,
+                    headers: &parts.headers,
+                    query: &query,
+                    body: &body,
+                    user,
+                };
+                handle(&mut state.store, route, &request)
+            } else {
+                let denial = Denial::new(identity, &attributes);
+                denial.report();
+                let why = attributes.forbidden_message(identity.user());
+                state.denials.push(denial);
+                Err(ApiError::forbidden(
+                    &attributes.group,
+                    &attributes.resource,
+                    attributes.name.as_deref(),
+                    &why,
+                ))
+            }
+        }
         None => Err(ApiError::no_resource()),
     }
     .unwrap_or_else(|error| Reply::Json(error.code, error.status()));
@@ -66,22 +96,22 @@ pub(super) async fn serve(
 
 /// Answers one request that came over TCP ([`super::FakeApiServer::serve`]) as [`serve`] does;
 /// while the server is unavailable, with `503 Service Unavailable`: a listener cannot refuse
-/// connections and go on listening.
+/// connections and go on listening. Remote clients are administrators.
 pub(super) async fn serve_remote(shared: Inner, request: Request<Body>) -> Response<Body> {
     let (parts, body) = request.into_parts();
     let reply = match axum::body::to_bytes(body, usize::MAX).await {
         Ok(body) => {
             let request = Request::from_parts(parts, kube::client::Body::from(body));
-            serve(shared, request).await
+            serve(shared, &Identity::admin(), request).await
         }
         Err(error) => Err(io::Error::other(error)),
     };
     reply.unwrap_or_else(|error| {
-        let status = ApiError {
-            code: StatusCode::SERVICE_UNAVAILABLE,
-            reason: "ServiceUnavailable",
-            message: error.to_string(),
-        };
+        let status = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            error.to_string(),
+        );
         Reply::Json(status.code, status.status()).into_response()
     })
 }
@@ -256,15 +286,24 @@ impl Reply {
     }
 }
 
+/// A request as [`handle`] reads it.
+struct Incoming<'a> {
+    method: &'a Method,
+    headers: &'a HeaderMap,
+    query: &'a Query,
+    body: &'a [u8],
+    user: User,
+}
+
 /// Answers a request for a resource the store serves.
-fn handle(
-    store: &mut Store,
-    method: &Method,
-    headers: &HeaderMap,
-    route: &Route,
-    query: &Query,
-    body: &[u8],
-) -> Result<Reply, ApiError> {
+fn handle(store: &mut Store, route: &Route, request: &Incoming) -> Result<Reply, ApiError> {
+    let Incoming {
+        method,
+        headers,
+        query,
+        body,
+        user,
+    } = request;
     let kind = store.kind(&route.resource)?;
     let resource = &route.resource;
     let namespace = route.namespace.as_deref();
@@ -274,6 +313,13 @@ fn handle(
         Some(_) => return Err(ApiError::no_resource()),
     };
     let dry_run = query.get("dryRun").is_some_and(|value| !value.is_empty());
+    let caller = |manager: String| Caller {
+        scope,
+        manager,
+        dry_run,
+        strict: query.get("fieldValidation") == Some("Strict"),
+        user: user.clone(),
+    };
     let manager = || field_manager(query, headers);
     let json = |body: &[u8]| -> Result<Value, ApiError> {
         serde_json::from_slice(body)
@@ -281,7 +327,7 @@ fn handle(
     };
     let ok = |value| Ok(Reply::Json(StatusCode::OK, value));
 
-    match (method.clone(), route.name.as_deref()) {
+    match ((*method).clone(), route.name.as_deref()) {
         (Method::GET, Some(name)) => ok(store.get(resource, namespace, name)?),
         (Method::GET, None) if scope == Scope::Main => {
             let filter = filter(query)?;
@@ -306,15 +352,12 @@ fn handle(
         }
         // Namespaced objects are created in a namespace's collection only.
         (Method::POST, None) if scope == Scope::Main && kind.namespaced == namespace.is_some() => {
-            let object =
-                store.create(resource, namespace, json(body)?, scope, &manager(), dry_run)?;
+            let object = store.create(resource, namespace, json(body)?, &caller(manager()))?;
             Ok(Reply::Json(StatusCode::CREATED, object))
         }
         (Method::PUT, Some(name)) => {
             let write = Write {
-                scope,
-                manager: manager(),
-                dry_run,
+                caller: caller(manager()),
                 edit: Edit::Replace(json(body)?),
             };
             let (status, object) = store.write(resource, namespace, name, write)?;
@@ -349,9 +392,7 @@ fn handle(
                 other => return Err(ApiError::unsupported_media_type(other)),
             };
             let write = Write {
-                scope,
-                manager,
-                dry_run,
+                caller: caller(manager),
                 edit,
             };
             let (status, object) = store.write(resource, namespace, name, write)?;
@@ -363,7 +404,7 @@ fn handle(
             } else {
                 json(body)?
             };
-            ok(store.delete(resource, namespace, name, &options, dry_run)?)
+            ok(store.delete(resource, namespace, name, &options, dry_run, Some(user))?)
         }
         (Method::DELETE, None) if scope == Scope::Main => {
             let options = if body.is_empty() {
@@ -377,7 +418,7 @@ fn handle(
                 let metadata = &object["metadata"];
                 let name = metadata["name"].as_str().unwrap_or_default();
                 let namespace = metadata["namespace"].as_str();
-                store.delete(resource, namespace, name, &options, dry_run)?;
+                store.delete(resource, namespace, name, &options, dry_run, Some(user))?;
                 deleted.push(object.clone());
             }
             let mut list = list;
@@ -443,8 +484,8 @@ mod tests {
     #[test]
     fn routes() {
         let mut store = Store::new(10);
-        for kind in super::super::kinds::built_in() {
-            store.register(kind);
+        for (kind, check, schema) in super::super::kinds::built_in() {
+            store.register_built_in(kind, check, schema);
         }
         let route_of = |path| {
             route(&store, path).map(|r| (r.resource.plural, r.namespace, r.name, r.subresource))

@@ -5,8 +5,16 @@ use std::any::TypeId;
 
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
 use kube::Resource;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use super::schema::Schema;
+use super::typed::{self, Check};
 
 /// A kind that the fake API server serves, registered with
 /// [`FakeApiServer::register_kind`](super::FakeApiServer::register_kind).
@@ -98,6 +106,16 @@ impl Kind {
         }
     }
 
+    /// `Deployment.apps` (`Pod` for the core group), as the API server names a kind in the
+    /// messages of invalid objects.
+    pub(super) fn group_kind(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
     /// `deployments.apps`, as the API server names a resource in its messages.
     pub(super) fn qualified_plural(&self) -> String {
         if self.group.is_empty() {
@@ -108,9 +126,13 @@ impl Kind {
     }
 }
 
+/// A built-in kind as the fake serves it: with the check of its Rust type, and the schema of
+/// that type, made when first needed (a Pod's is large) and then kept for the test binary.
+pub(super) type BuiltIn = (Kind, Check, fn() -> Arc<Schema>);
+
 /// The kinds every fake API server serves from the start: those an operator's controllers,
 /// leader election and Event recorder touch.
-pub(super) fn built_in() -> Vec<Kind> {
+pub(super) fn built_in() -> Vec<BuiltIn> {
     use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
     use k8s_openapi::api::coordination::v1::Lease;
     use k8s_openapi::api::core::v1::{
@@ -118,22 +140,42 @@ pub(super) fn built_in() -> Vec<Kind> {
         ServiceAccount,
     };
     use k8s_openapi::api::events::v1::Event;
+
+    fn typed<K>() -> BuiltIn
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + JsonSchema + 'static,
+        K::Scope: 'static,
+    {
+        (Kind::of::<K>(), typed::check::<K>, schema_of::<K>)
+    }
+
     vec![
-        Kind::of::<Deployment>(),
-        Kind::of::<StatefulSet>(),
-        Kind::of::<DaemonSet>(),
-        Kind::of::<ReplicaSet>(),
-        Kind::of::<Event>(),
-        Kind::of::<CoreEvent>(),
-        Kind::of::<ConfigMap>(),
-        Kind::of::<Secret>(),
-        Kind::of::<Pod>(),
-        Kind::of::<Service>(),
-        Kind::of::<ServiceAccount>(),
-        Kind::of::<PersistentVolumeClaim>(),
-        Kind::of::<Namespace>(),
-        Kind::of::<Lease>(),
+        typed::<Deployment>(),
+        typed::<StatefulSet>(),
+        typed::<DaemonSet>(),
+        typed::<ReplicaSet>(),
+        typed::<Event>(),
+        typed::<CoreEvent>(),
+        typed::<ConfigMap>(),
+        typed::<Secret>(),
+        typed::<Pod>(),
+        typed::<Service>(),
+        typed::<ServiceAccount>(),
+        typed::<PersistentVolumeClaim>(),
+        typed::<Namespace>(),
+        typed::<Lease>(),
     ]
+}
+
+/// The schema of `K`'s Rust type, made once per test binary.
+fn schema_of<K: JsonSchema + 'static>() -> Arc<Schema> {
+    static SCHEMAS: LazyLock<Mutex<HashMap<TypeId, Arc<Schema>>>> = LazyLock::new(Mutex::default);
+    let mut schemas = SCHEMAS.lock().unwrap_or_else(PoisonError::into_inner);
+    let schema = schemas.entry(TypeId::of::<K>()).or_insert_with(|| {
+        let schema = Schema::new(typed::schema::<K>()).expect("k8s-openapi has no CEL rules");
+        Arc::new(schema)
+    });
+    schema.clone()
 }
 
 /// The part of a URL that names a collection: `apps`, `v1`, `deployments`.

@@ -61,14 +61,24 @@
 //!   `410 Gone` (an `ERROR` event, as from the API server), and kube's watcher lists again.
 //!   [`FakeApiServer::set_watch_window`] shrinks the window to force that.
 //!
+//! - What a real API server refuses, it refuses: custom resources are checked against their
+//!   CRD's schema ([`FakeApiServer::register_crd`]: unknown fields dropped, defaults set,
+//!   `422 Invalid` with the API server's messages, CEL rules evaluated with kube-cel, ratcheting
+//!   of unchanged fields), built-in kinds against k8s-openapi's types and schemas, names and
+//!   labels as the API server checks them; a client of an [`Identity`]
+//!   ([`FakeApiServer::client_as`]) only gets what its RBAC rules grant (`403 Forbidden`); the
+//!   project's admission webhooks are called in-process
+//!   ([`FakeApiServer::register_webhooks`], [`FakeApiServer::install`]).
+//!
 //! # What it does not do
 //!
-//! No authentication, RBAC, admission webhooks, validation against schemas, defaulting, version
-//! conversion (each version of a kind is a kind of its own), namespaces as a precondition of
-//! their objects, foreground deletion (it is background), scale and other subresources, and no
-//! controllers but an optional Deployment controller ([`FakeApiServer::simulate_deployments`]).
-//! A field manager never conflicts with itself.
-//!
+//! No authentication, version conversion (each version of a kind is a kind of its own), the
+//! built-in kinds' defaults and further validation, namespaces as a precondition of their
+//! objects, foreground deletion (it is background), scale and other subresources, scheduling,
+//! quota, and no controllers but an optional Deployment controller
+//! ([`FakeApiServer::simulate_deployments`]). A field manager never conflicts with itself.
+//! docs/runtime.md has the full table of what it enforces.
+
 //! # Test hooks
 //!
 //! - [`FakeApiServer::requests`], [`FakeApiServer::count`], [`FakeApiServer::writes`]: every
@@ -92,12 +102,19 @@
 //! of label and field selectors (kube builds selectors but parses none), and the decoding of query
 //! strings (the crates for it are not dependencies of the runtime).
 
+mod admission;
+mod cel;
 mod errors;
 mod fields;
+mod formats;
 mod http;
 mod kinds;
+mod metadata;
+mod rbac;
+mod schema;
 mod selector;
 mod store;
+mod typed;
 
 #[cfg(test)]
 mod tests;
@@ -114,9 +131,15 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 pub use kinds::Kind;
+pub use rbac::{Identity, leader_election_rules};
 
+use admission::User;
 use fields::Scope;
-use store::{Edit, Filter, Store, Write};
+use rbac::Attributes;
+use store::{Caller, Edit, Filter, Store, Write};
+
+use crate::manifests::Manifests;
+use crate::webhook::Webhook;
 
 /// The field manager of the writes of [`FakeApiServer::put`].
 pub const PUT_MANAGER: &str = "fake-api-server";
@@ -144,6 +167,7 @@ impl Inner {
 struct State {
     store: Store,
     requests: Vec<RecordedRequest>,
+    denials: Vec<Denial>,
     unavailable_until: Option<Instant>,
 }
 
@@ -179,6 +203,50 @@ impl Verb {
     /// Whether requests of this verb write: create, update, patch, delete.
     pub fn is_write(self) -> bool {
         !matches!(self, Verb::Get | Verb::List | Verb::Watch)
+    }
+
+    /// The verb as RBAC rules name it: `get`, `deletecollection` …
+    pub fn as_rbac(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+        }
+    }
+}
+
+/// A request that RBAC refused: the client's [`Identity`] has no rule that grants it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Denial {
+    /// The user the request came from.
+    pub user: String,
+    /// The API server's message, as in the `403 Forbidden` answer.
+    pub message: String,
+    /// The smallest rule that would grant the request, as a controller's `rbac_rules()` writes
+    /// it: `rule(&["apps"], &["deployments"], &["patch"])`.
+    pub missing_rule: String,
+}
+
+impl Denial {
+    fn new(identity: &Identity, attributes: &Attributes) -> Self {
+        Self {
+            user: identity.user().to_owned(),
+            message: attributes.forbidden_message(identity.user()),
+            missing_rule: attributes.missing_rule(),
+        }
+    }
+
+    /// Tells the test's output which rule is missing (shown when the test fails).
+    fn report(&self) {
+        eprintln!(
+            "fake API server: 403 Forbidden: {}\n  no RBAC rule of {} grants it; the rule it lacks: {}",
+            self.message, self.user, self.missing_rule
+        );
     }
 }
 
@@ -220,12 +288,13 @@ impl FakeApiServer {
     /// [`FakeApiServer::register`] or [`FakeApiServer::register_crd`].
     pub fn new() -> Self {
         let mut store = Store::new(Self::DEFAULT_WATCH_WINDOW);
-        for kind in kinds::built_in() {
-            store.register(kind);
+        for (kind, check, schema) in kinds::built_in() {
+            store.register_built_in(kind, check, schema);
         }
         let state = State {
             store,
             requests: Vec::new(),
+            denials: Vec::new(),
             unavailable_until: None,
         };
         Self {
@@ -233,12 +302,32 @@ impl FakeApiServer {
         }
     }
 
-    /// A client of this server, with `default` as its default namespace. Call it within a Tokio
-    /// runtime (kube's client spawns a task); every client shares the server's state.
+    /// A client of this server, with `default` as its default namespace, as a cluster
+    /// administrator ([`Identity::admin`]: no RBAC check). Call it within a Tokio runtime
+    /// (kube's client spawns a task); every client shares the server's state.
     pub fn client(&self) -> Client {
+        self.client_as(Identity::admin())
+    }
+
+    /// A client of this server whose requests come from `identity` and are checked against its
+    /// RBAC rules: a request they do not grant is answered `403 Forbidden` as the API server
+    /// answers it, printed with the rule that is missing, and listed in
+    /// [`FakeApiServer::denials`]. `Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER)`
+    /// runs a controller as the manager does in a cluster.
+    pub fn client_as(&self, identity: Identity) -> Client {
         let inner = self.inner.clone();
-        let service = tower::service_fn(move |request| http::serve(inner.clone(), request));
+        let identity = Arc::new(identity);
+        let service = tower::service_fn(move |request| {
+            let inner = inner.clone();
+            let identity = identity.clone();
+            async move { http::serve(inner, &identity, request).await }
+        });
         Client::new(service, "default")
+    }
+
+    /// Every request that RBAC refused so far, in order.
+    pub fn denials(&self) -> Vec<Denial> {
+        self.inner.lock().denials.clone()
     }
 
     /// Serves this API server over plain HTTP on `listener` until the future is dropped, for
@@ -263,19 +352,62 @@ impl FakeApiServer {
     }
 
     /// Serves `kind`, replacing a kind registered before at the same group, version and plural.
+    /// With a [`Kind::schema`], its objects are checked against it as
+    /// [`FakeApiServer::register_crd`] says.
+    ///
+    /// # Panics
+    ///
+    /// If a CEL rule of the schema does not compile (the API server refuses such a CRD).
     pub fn register_kind(&self, kind: Kind) -> &Self {
-        self.inner.lock().store.register(kind);
+        let name = format!("{}.{}", kind.plural, kind.group);
+        if let Err(error) = self.inner.lock().store.register(kind) {
+            panic!("the API server would refuse the CRD {name}: {error}");
+        }
         self
     }
 
     /// Serves the versions of a custom resource as the API server does once `crd` is installed:
-    /// with its scope, its status subresource, and its schema's list types for server-side
-    /// apply. For a type with `#[derive(CustomResource)]`: `register_crd(&Widget::crd())`.
+    /// with its scope, its status subresource, and its schema, enforced on every write as the
+    /// API server enforces it: unknown fields dropped (or refused with
+    /// `fieldValidation=Strict`), `default`s set (also on objects stored before), then the
+    /// object validated against the schema (`422 Invalid` with the API server's messages, e.g.
+    /// `spec.size: Invalid value: 10: spec.size in body should be less than or equal to 3`) and
+    /// its CEL rules (`x-kubernetes-validations`, with `oldSelf` on updates). Fields an update
+    /// leaves unchanged are not validated again (ratcheting, as Kubernetes 1.33). The schema's
+    /// list types also guide server-side apply. For a type with `#[derive(CustomResource)]`:
+    /// `register_crd(&Widget::crd())`; for another project's kind, its CRD file read with
+    /// [`from_yaml`](super::from_yaml).
+    ///
+    /// # Panics
+    ///
+    /// If a CEL rule of the CRD does not compile (the API server refuses such a CRD).
     pub fn register_crd(&self, crd: &CustomResourceDefinition) -> &Self {
         for kind in Kind::from_crd(crd) {
             self.register_kind(kind);
         }
         self
+    }
+
+    /// Calls the admission webhooks among `webhooks` (a project's `webhook::webhooks()`) for
+    /// the kinds and operations they are registered for, in-process, as the API server calls
+    /// them: the defaulting (mutating) webhooks before the schema's validation, the validating
+    /// ones after it. A denial refuses the request as the API server does: `admission webhook
+    /// "<name>" denied the request: <reason>`, with the webhook's status code (403). Conversion
+    /// webhooks are not called.
+    pub fn register_webhooks(&self, webhooks: Vec<Webhook>) -> &Self {
+        self.inner.lock().store.register_webhooks(webhooks);
+        self
+    }
+
+    /// Installs what `make install` and `make deploy` install from a project's
+    /// [`Manifests`] (its `crate::manifests()`): every CRD ([`FakeApiServer::register_crd`])
+    /// and every admission webhook ([`FakeApiServer::register_webhooks`]). The RBAC rules are
+    /// those of the clients: see [`FakeApiServer::client_as`].
+    pub fn install(&self, manifests: Manifests) -> &Self {
+        for crd in &manifests.crds {
+            self.register_crd(crd);
+        }
+        self.register_webhooks(manifests.webhooks)
     }
 
     /// Remembers only the last `changes` changes for watches that resume from an older
@@ -383,10 +515,11 @@ impl FakeApiServer {
 
     /// Stores `object` as another client would, creating or replacing it (in the `default`
     /// namespace if it names none), `status` included and with no `resourceVersion`
-    /// precondition, as the field manager [`PUT_MANAGER`]; watches see the change. Not a
-    /// request: nothing is counted, and it works while the server is unavailable.
+    /// precondition, as the field manager [`PUT_MANAGER`] of an administrator; watches see the
+    /// change. Not a request: nothing is counted, and it works while the server is unavailable.
+    /// The object is checked and completed as any other write (schema, defaults, webhooks).
     ///
-    /// Panics if `K` is not served, or the object cannot be stored (no name).
+    /// Panics if `K` is not served, or the object cannot be stored (no name, or invalid).
     pub fn put<K>(&self, object: &K) -> K
     where
         K: Resource<DynamicType = ()> + Serialize + DeserializeOwned,
@@ -410,26 +543,27 @@ impl FakeApiServer {
             .to_owned();
         let mut state = self.inner.lock();
         let store = &mut state.store;
+        let admin = Identity::admin();
+        let caller = Caller {
+            scope: Scope::Whole,
+            manager: PUT_MANAGER.to_owned(),
+            dry_run: false,
+            strict: false,
+            user: User {
+                name: admin.user().to_owned(),
+                groups: admin.groups().to_vec(),
+            },
+        };
         let stored = if store.get(&resource, namespace.as_deref(), &name).is_ok() {
             let write = Write {
-                scope: Scope::Whole,
-                manager: PUT_MANAGER.to_owned(),
-                dry_run: false,
+                caller,
                 edit: Edit::Replace(value),
             };
             store
                 .write(&resource, namespace.as_deref(), &name, write)
                 .map(|(_, object)| object)
         } else {
-            let namespace = namespace.as_deref();
-            store.create(
-                &resource,
-                namespace,
-                value,
-                Scope::Whole,
-                PUT_MANAGER,
-                false,
-            )
+            store.create(&resource, namespace.as_deref(), value, &caller)
         };
         match stored {
             Ok(object) => typed(object),

@@ -1,6 +1,6 @@
 //! The objects of the fake API server and the rules of writing them: resource versions,
-//! generations, the status subresource, preconditions, finalizers, garbage collection, and the
-//! history that watches replay.
+//! generations, the status subresource, preconditions, admission (schemas, defaults, CEL rules,
+//! webhooks), finalizers, garbage collection, and the history that watches replay.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -13,10 +13,16 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::errors::ApiError;
+use kube::core::admission::Operation;
+
+use super::admission::{Request, User, Webhooks};
+use super::errors::{ApiError, FieldError};
 use super::fields::{Managers, Scope};
 use super::kinds::{Kind, ResourceKey};
+use super::metadata::{self, NameRule};
+use super::schema::Schema;
 use super::selector::Selector;
+use super::typed;
 
 /// The field manager of the simulated Deployment controller's status writes.
 pub(super) const DEPLOYMENT_CONTROLLER: &str = "kube-controller-manager";
@@ -134,17 +140,44 @@ pub(super) enum Edit {
     Apply { config: Value, force: bool },
 }
 
-/// A write of an object by a field manager.
-pub(super) struct Write {
+/// Who writes, and how: what every write and create carries besides the object.
+#[derive(Clone, Debug)]
+pub(super) struct Caller {
+    /// What the write may change: the object, its status, or (the fake's own writes) both.
     pub(super) scope: Scope,
+    /// The field manager.
     pub(super) manager: String,
+    /// `dryRun`: everything is checked, nothing is stored.
     pub(super) dry_run: bool,
+    /// `fieldValidation=Strict`: unknown fields are an error instead of being dropped.
+    pub(super) strict: bool,
+    /// The user, as admission webhooks see it.
+    pub(super) user: User,
+}
+
+/// A write of an object by a caller.
+pub(super) struct Write {
+    pub(super) caller: Caller,
     pub(super) edit: Edit,
+}
+
+/// What a kind's objects are checked against when they are written.
+pub(super) struct Enforcement {
+    /// The schema of a custom resource: pruning, defaults, validation and CEL rules.
+    schema: Option<Arc<Schema>>,
+    /// The schema of a built-in kind's Rust type (validation only), made when first needed.
+    built_in_schema: Option<fn() -> Arc<Schema>>,
+    /// The Rust type of a built-in kind.
+    typed: Option<typed::Check>,
+    /// Which names its objects may have.
+    names: NameRule,
 }
 
 /// Every object of the fake API server, and its watches.
 pub(super) struct Store {
     kinds: BTreeMap<ResourceKey, Arc<Kind>>,
+    enforcement: BTreeMap<ResourceKey, Arc<Enforcement>>,
+    webhooks: Webhooks,
     objects: BTreeMap<ResourceKey, BTreeMap<ObjectKey, Stored>>,
     /// The resource version of the last change: one counter for all objects, like etcd's.
     revision: u64,
@@ -163,6 +196,8 @@ impl Store {
     pub(super) fn new(window: usize) -> Self {
         Self {
             kinds: BTreeMap::new(),
+            enforcement: BTreeMap::new(),
+            webhooks: Webhooks::default(),
             objects: BTreeMap::new(),
             revision: 1,
             serial: 0,
@@ -174,8 +209,57 @@ impl Store {
         }
     }
 
-    pub(super) fn register(&mut self, kind: Kind) {
-        self.kinds.insert(kind.resource(), Arc::new(kind));
+    /// Serves a built-in kind, checked against its Rust type with `check` and `schema`.
+    pub(super) fn register_built_in(
+        &mut self,
+        kind: Kind,
+        check: typed::Check,
+        schema: fn() -> Arc<Schema>,
+    ) {
+        let enforcement = Enforcement {
+            schema: None,
+            built_in_schema: Some(schema),
+            typed: Some(check),
+            names: NameRule::of(&kind.group, &kind.kind),
+        };
+        let resource = kind.resource();
+        self.enforcement
+            .insert(resource.clone(), Arc::new(enforcement));
+        self.kinds.insert(resource, Arc::new(kind));
+    }
+
+    /// Serves `kind`, checked against its schema if it has one; an error names a CEL rule of
+    /// the schema that does not compile.
+    pub(super) fn register(&mut self, kind: Kind) -> Result<(), String> {
+        let schema = kind
+            .schema
+            .clone()
+            .map(Schema::new)
+            .transpose()?
+            .map(Arc::new);
+        let resource = kind.resource();
+        // The API server sets the defaults of the schema when it reads objects too: stored
+        // objects get those of a schema registered after they were written.
+        if let (Some(schema), Some(objects)) = (&schema, self.objects.get_mut(&resource)) {
+            for stored in objects.values_mut() {
+                schema.default(&mut stored.value);
+            }
+        }
+        let enforcement = Enforcement {
+            schema,
+            built_in_schema: None,
+            typed: None,
+            names: NameRule::of(&kind.group, &kind.kind),
+        };
+        self.enforcement
+            .insert(resource.clone(), Arc::new(enforcement));
+        self.kinds.insert(resource, Arc::new(kind));
+        Ok(())
+    }
+
+    /// Calls the admission webhooks of `webhooks` for the kinds they are registered for.
+    pub(super) fn register_webhooks(&mut self, webhooks: Vec<crate::webhook::Webhook>) {
+        self.webhooks.register(webhooks);
     }
 
     /// The kind served at `resource`, or the API server's answer for resources it does not
@@ -327,7 +411,7 @@ impl Store {
         Ok(receiver)
     }
 
-    /// Creates an object in `namespace` (for a namespaced kind) as `manager`. `scope` is
+    /// Creates an object in `namespace` (for a namespaced kind) for `caller`. Its scope is
     /// [`Scope::Main`] for clients (a status subresource's `status` is dropped) and
     /// [`Scope::Whole`] for the fake's own writes.
     pub(super) fn create(
@@ -335,10 +419,9 @@ impl Store {
         resource: &ResourceKey,
         namespace: Option<&str>,
         mut object: Value,
-        scope: Scope,
-        manager: &str,
-        dry_run: bool,
+        caller: &Caller,
     ) -> Result<Value, ApiError> {
+        let (scope, manager, dry_run) = (caller.scope, caller.manager.as_str(), caller.dry_run);
         let kind = self.kind(resource)?;
         check_type(&kind, &mut object)?;
         let metadata = object_field(&mut object, "metadata");
@@ -386,6 +469,14 @@ impl Store {
         {
             fields.remove("status");
         }
+        let request = Request {
+            operation: Operation::Create,
+            user: &caller.user,
+            name: &name,
+            namespace,
+            dry_run,
+        };
+        let object = self.admit(&kind, caller, &request, object, None)?;
         let mut managers = Managers::default();
         managers.record_update(&kind, scope, manager, None, &object);
         Ok(self.insert_new(&kind, key, object, managers, dry_run))
@@ -434,17 +525,12 @@ impl Store {
     ) -> Result<(StatusCode, Value), ApiError> {
         let kind = self.kind(resource)?;
         let key = object_key(namespace, name);
-        let Write {
-            scope,
-            manager,
-            dry_run,
-            edit,
-        } = write;
+        let Write { caller, edit } = write;
+        let (scope, manager, dry_run) = (caller.scope, caller.manager.clone(), caller.dry_run);
         let Some(stored) = self.stored(resource, &key) else {
             return match edit {
                 Edit::Apply { config, force } if scope == Scope::Main => {
-                    let object =
-                        self.create_by_apply(&kind, key, &manager, &config, force, dry_run)?;
+                    let object = self.create_by_apply(&kind, key, &caller, &config, force)?;
                     Ok((StatusCode::CREATED, object))
                 }
                 _ => Err(ApiError::not_found(&kind, name)),
@@ -453,7 +539,7 @@ impl Store {
         let live = stored.value.clone();
         let before = stored.managers.clone();
         let mut managers = before.clone();
-        let mut object = match edit {
+        let object = match edit {
             Edit::Apply { config, force } => {
                 check_config(&kind, name, &config)?;
                 check_resource_version(&kind, name, &config, &live)?;
@@ -498,6 +584,14 @@ impl Store {
             }
         };
 
+        let request = Request {
+            operation: Operation::Update,
+            user: &caller.user,
+            name,
+            namespace,
+            dry_run,
+        };
+        let mut object = self.admit(&kind, &caller, &request, object, Some(&live))?;
         if live["metadata"]["deletionTimestamp"].is_string() {
             let old = finalizers(&live);
             if finalizers(&object).iter().any(|f| !old.contains(f)) {
@@ -531,11 +625,11 @@ impl Store {
         &mut self,
         kind: &Kind,
         key: ObjectKey,
-        manager: &str,
+        caller: &Caller,
         config: &Value,
         force: bool,
-        dry_run: bool,
     ) -> Result<Value, ApiError> {
+        let (manager, dry_run) = (caller.manager.as_str(), caller.dry_run);
         let (namespace, name) = &key;
         check_config(kind, name, config)?;
         let mut skeleton = json!({
@@ -550,11 +644,21 @@ impl Store {
         let object = managers
             .apply(kind, Scope::Main, manager, &skeleton, config, force)
             .expect("nobody else owns fields of a new object");
+        let request = Request {
+            operation: Operation::Create,
+            user: &caller.user,
+            name,
+            namespace: kind.namespaced.then_some(namespace.as_str()),
+            dry_run,
+        };
+        let object = self.admit(kind, caller, &request, object, None)?;
         Ok(self.insert_new(kind, key, object, managers, dry_run))
     }
 
     /// Deletes an object: at once without finalizers (then its dependents too, unless
-    /// orphaned), or by setting its `deletionTimestamp` until its finalizers are gone.
+    /// orphaned), or by setting its `deletionTimestamp` until its finalizers are gone. A client's
+    /// delete (with its `user`; the garbage collector has none here) goes through the validating
+    /// webhooks registered for deletes.
     pub(super) fn delete(
         &mut self,
         resource: &ResourceKey,
@@ -562,6 +666,7 @@ impl Store {
         name: &str,
         options: &Value,
         dry_run: bool,
+        user: Option<&User>,
     ) -> Result<Value, ApiError> {
         let kind = self.kind(resource)?;
         let key = object_key(namespace, name);
@@ -579,6 +684,16 @@ impl Store {
                 );
                 return Err(ApiError::conflict(&kind, name, &why));
             }
+        }
+        if let Some(user) = user {
+            let request = Request {
+                operation: Operation::Delete,
+                user,
+                name,
+                namespace,
+                dry_run,
+            };
+            self.webhooks.validate(&kind, &request, None, Some(&live))?;
         }
         if !finalizers(&live).is_empty() {
             if live["metadata"]["deletionTimestamp"].is_string() {
@@ -720,7 +835,7 @@ impl Store {
         for (resource, (namespace, name)) in dependents {
             let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
             // Gone already (a dependent of an earlier dependent) is fine.
-            let _ = self.delete(&resource, namespace, &name, &json!({}), false);
+            let _ = self.delete(&resource, namespace, &name, &json!({}), false, None);
         }
     }
 
@@ -777,9 +892,16 @@ impl Store {
             return;
         }
         let write = Write {
-            scope: Scope::Status,
-            manager: DEPLOYMENT_CONTROLLER.to_owned(),
-            dry_run: false,
+            caller: Caller {
+                scope: Scope::Status,
+                manager: DEPLOYMENT_CONTROLLER.to_owned(),
+                dry_run: false,
+                strict: false,
+                user: User {
+                    name: "system:serviceaccount:kube-system:deployment-controller".to_owned(),
+                    groups: vec!["system:serviceaccounts".to_owned()],
+                },
+            },
             edit: Edit::Merge(json!({ "status": status })),
         };
         let (namespace, name) = key;
@@ -787,6 +909,95 @@ impl Store {
         // Cannot fail: the Deployment is there and the patch is valid.
         let _ = self.write(&resource, namespace, name, write);
     }
+}
+
+impl Store {
+    /// What the API server does with an object between decoding a write and storing it: drop
+    /// unknown fields and set defaults (custom resources), call the mutating webhooks (then
+    /// prune and default again), validate (schema and CEL rules, or the built-in kind's type,
+    /// and the metadata), call the validating webhooks. Writes to the status subresource call
+    /// no webhook. Returns the object to store.
+    fn admit(
+        &self,
+        kind: &Kind,
+        caller: &Caller,
+        request: &Request,
+        mut object: Value,
+        old: Option<&Value>,
+    ) -> Result<Value, ApiError> {
+        let Some(enforcement) = self.enforcement.get(&kind.resource()).cloned() else {
+            return Ok(object);
+        };
+        let calls_webhooks = caller.scope != Scope::Status;
+        self.complete(kind, &enforcement, &mut object, caller.strict)?;
+        if calls_webhooks && self.webhooks.mutate(kind, request, &mut object, old)? {
+            self.complete(kind, &enforcement, &mut object, false)?;
+        }
+        let errors = validate(kind, &enforcement, &object, old)?;
+        if !errors.is_empty() {
+            return Err(ApiError::invalid_fields(kind, request.name, &errors));
+        }
+        if calls_webhooks {
+            self.webhooks.validate(kind, request, Some(&object), old)?;
+        }
+        Ok(object)
+    }
+
+    /// Prunes and defaults a custom resource as the API server decodes it; with `strict`
+    /// (`fieldValidation=Strict`), an unknown field is an error instead.
+    fn complete(
+        &self,
+        kind: &Kind,
+        enforcement: &Enforcement,
+        object: &mut Value,
+        strict: bool,
+    ) -> Result<(), ApiError> {
+        let Some(schema) = &enforcement.schema else {
+            return Ok(());
+        };
+        let pruned = schema.prune(object);
+        if strict && !pruned.is_empty() {
+            let unknown: Vec<String> = pruned
+                .iter()
+                .map(|field| format!("unknown field \"{field}\""))
+                .collect();
+            return Err(ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
+                kind.kind,
+                kind.version,
+                kind.kind,
+                unknown.join(", ")
+            )));
+        }
+        schema.default(object);
+        Ok(())
+    }
+}
+
+/// The field errors of `object` (`old` before an update): its schema's or its type's, and its
+/// metadata's; or the API server's refusal of a body that does not decode.
+fn validate(
+    kind: &Kind,
+    enforcement: &Enforcement,
+    object: &Value,
+    old: Option<&Value>,
+) -> Result<Vec<FieldError>, ApiError> {
+    let mut errors = metadata::validate(object, enforcement.names);
+    if let Some(check) = enforcement.typed
+        && let Err(message) = check(object)
+    {
+        return Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {message}",
+            kind.kind, kind.version, kind.kind
+        )));
+    }
+    if let Some(schema) = &enforcement.schema {
+        errors.extend(schema.validate(object, old));
+    }
+    if let Some(schema) = enforcement.built_in_schema {
+        errors.extend(schema().validate(object, old));
+    }
+    Ok(errors)
 }
 
 /// Now, as the API server writes timestamps.

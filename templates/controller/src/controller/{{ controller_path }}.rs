@@ -238,3 +238,41 @@ mod tests {
         assert_eq!(error.to_string(), expected);
     }
 }
+
+/// `reconcile` against the runtime's fake API server, which refuses what a real one refuses:
+/// objects that do not fit the CRD (the one `make manifests` writes), requests that the
+/// controller's own `rbac_rules()` do not grant, and what the project's webhooks deny.
+#[cfg(test)]
+mod against_the_api_server {
+    // Types named by their modules: a kind of the project may have any of their names.
+    use kube::Api;
+    use operator_rs_runtime::testing::fake;
+
+    use super::*;
+    use {{ api_module }}::{{ kind }}Spec;
+
+    /// The status that `reconcile` writes with the controller's own permissions (those the
+    /// manager has in a cluster) is one the CRD accepts.
+    #[tokio::test]
+    async fn reconcile_works_with_the_controllers_permissions() {
+        let fake = fake::FakeApiServer::new();
+        // What `make install` and `make deploy` install: the CRDs and the webhooks.
+        fake.install(crate::manifests());
+{%- if api_namespaced %}
+        let api = Api::<{{ kind }}>::namespaced(fake.client(), "default");
+{%- else %}
+        let api = Api::<{{ kind }}>::all(fake.client());
+{%- endif %}
+        let object = {{ kind }}::new("test", {{ kind }}Spec::default());
+        let created = api.create(&kube::api::PostParams::default(), &object).await.unwrap();
+
+        let identity = fake::Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER);
+        let ctx = Context::new(fake.client_as(identity), CONTROLLER_NAME, ());
+        let action = reconcile(Arc::new(created), Arc::new(ctx)).await.unwrap();
+        assert_eq!(action, Action::requeue(RESYNC_PERIOD));
+
+        let status = api.get("test").await.unwrap().status.unwrap();
+        assert_eq!(status.conditions[0].type_, AVAILABLE);
+        assert!(fake.denials().is_empty(), "{:?}", fake.denials());
+    }
+}

@@ -515,6 +515,109 @@ fn error_source(error: &Error) -> String {
     std::error::Error::source(error).map_or_else(String::new, ToString::to_string)
 }
 
+/// `reconcile` against the runtime's fake API server, which refuses what a real one refuses:
+/// objects that do not fit the CRD (the one `make manifests` writes, with its defaults and CEL
+/// rules), requests that the controller's own `rbac_rules()` do not grant, and what the
+/// project's webhooks deny. No cluster needed, and a controller that would fail on one fails
+/// here first.
+#[cfg(test)]
+mod against_the_api_server {
+    // Types named by their modules: a kind of the project may have any of their names.
+    use operator_rs_runtime::testing::{self, from_yaml};
+
+    use super::*;
+
+    /// The sample that `kubectl apply -k config/samples` creates.
+    const SAMPLE: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"
+    ));
+    const NAME: &str = "{{ kind_lower }}-sample";
+
+    /// A fake API server with what `make install` and `make deploy` install (the CRDs and
+    /// webhooks of `crate::manifests()`), the pods of Deployments made available at once, and
+    /// `sample` created as `kubectl apply` would, or the API server's refusal.
+    async fn cluster_with(sample: &str) -> (testing::fake::FakeApiServer, Result<kube::api::DynamicObject, kube::Error>) {
+        let fake = testing::fake::FakeApiServer::new();
+        fake.install(crate::manifests()).simulate_deployments(true);
+        let resource = kube::core::ApiResource::erase::<{{ kind }}>(&());
+        let api = Api::<kube::api::DynamicObject>::namespaced_with(fake.client(), "default", &resource);
+        let sample: kube::api::DynamicObject = from_yaml(sample).unwrap();
+        let created = api.create(&kube::api::PostParams::default(), &sample).await;
+        (fake, created)
+    }
+
+    /// `reconcile` of the sample as stored now, by a client with `identity`'s permissions.
+    async fn reconcile_sample(fake: &testing::fake::FakeApiServer, identity: testing::fake::Identity) -> Result<Action, Error> {
+        let object = fake.get::<{{ kind }}>(Some("default"), NAME).unwrap();
+        let ctx = Context::new(fake.client_as(identity), CONTROLLER_NAME, DEFAULT_IMAGE.to_owned());
+        reconcile(Arc::new(object), Arc::new(ctx)).await
+    }
+
+    /// What the manager runs with in a cluster: the controller's own `rbac_rules()` (and the
+    /// manager's leader election Role), nothing more.
+    fn controller_identity() -> testing::fake::Identity {
+        testing::fake::Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER)
+    }
+
+    /// The sample is accepted, and reconciled with the controller's own permissions: a
+    /// Deployment of `spec.size` pods, then a status the CRD accepts.
+    #[tokio::test]
+    async fn the_sample_is_reconciled_with_the_controllers_permissions() {
+        let (fake, created) = cluster_with(SAMPLE).await;
+        created.expect("the API server accepts the sample of config/samples");
+        // The first reconciliation adds the finalizer and creates the Deployment; the next one
+        // (its pods are available) reports it.
+        for _ in 0..2 {
+            reconcile_sample(&fake, controller_identity()).await.unwrap();
+        }
+        let size = fake.get::<{{ kind }}>(Some("default"), NAME).unwrap().spec.size;
+        let deployment = fake.get::<Deployment>(Some("default"), NAME).unwrap();
+        assert_eq!(deployment.spec.unwrap().replicas, Some(size));
+        let stored = fake.get::<{{ kind }}>(Some("default"), NAME).unwrap();
+        let conditions = stored.status.unwrap().conditions;
+        let available = conditions.iter().find(|c| c.type_ == AVAILABLE).unwrap();
+        assert_eq!(available.status, "True");
+    }
+
+    /// A real API server refuses a negative size (the `minimum` of the CRD): so does the fake,
+    /// with the same message.
+    #[tokio::test]
+    async fn an_invalid_sample_is_refused() {
+        let negative = SAMPLE.replace("size: 1", "size: -1");
+        let (_, created) = cluster_with(&negative).await;
+        let Err(kube::Error::Api(status)) = created else {
+            panic!("a negative size is refused");
+        };
+        assert_eq!(status.code, 422);
+        assert!(
+            status.message.contains(
+                "spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0"
+            ),
+            "{}",
+            status.message
+        );
+    }
+
+    /// A controller whose rules forget the Deployments is refused as on a cluster (403), and the
+    /// fake names the missing rule.
+    #[tokio::test]
+    async fn a_missing_rbac_rule_is_forbidden() {
+        let (fake, created) = cluster_with(SAMPLE).await;
+        created.unwrap();
+        let without_deployments: Vec<PolicyRule> = rbac_rules()
+            .into_iter()
+            .filter(|rule| rule.resources != Some(vec!["deployments".to_owned()]))
+            .collect();
+        let identity = testing::fake::Identity::service_account("{{ project_name }}-system", "controller-manager")
+            .with_cluster_rules(without_deployments);
+        let error = reconcile_sample(&fake, identity).await.unwrap_err();
+        assert!(matches!(error, Error::GetDeployment { .. }), "{error:?}");
+        let denials = fake.denials();
+        assert_eq!(denials[0].missing_rule, r#"rule(&["apps"], &["deployments"], &["get"])"#);
+    }
+}
+
 /// `reconcile` against a mocked API server: each test says which requests it expects, checks
 /// them, and answers them. A request that is not expected fails the test, and so does an expected
 /// request that never comes.

@@ -249,8 +249,8 @@ async fn applies_need_a_field_manager_and_a_type() {
     assert_eq!(api_error(answer).1, 400);
 
     // YAML is an applied configuration too.
-    let yaml =
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: 3\n";
+    let yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: 3\n  \
+                selector: {}\n  template: {}\n";
     let request =
         http::Request::patch("/apis/apps/v1/namespaces/default/deployments/d?&fieldManager=me")
             .header("content-type", "application/apply-patch+yaml")

@@ -3,6 +3,7 @@
 mod apply;
 mod controller;
 mod objects;
+mod verdicts;
 mod watch;
 
 use std::collections::BTreeMap;

@@ -235,6 +235,47 @@ mod tests {
 {%- endif %}
 {%- endif %}
 
+{%- if not core and not foreign %}
+
+    /// The API server calls the webhook: through the runtime's fake API server, with the
+    /// project's CRDs and webhooks installed as `make deploy` installs them, an update the
+    /// validator refuses is refused (403, the webhook's reason), and one it allows is stored.
+    #[tokio::test]
+    async fn the_api_server_calls_the_webhook() {
+        use kube::Api;
+        use kube::api::{Patch, PatchParams};
+
+        let fake = operator_rs_runtime::testing::fake::FakeApiServer::new();
+        fake.install(crate::manifests());
+{%- if api_namespaced %}
+        let api = Api::<{{ kind }}>::namespaced(fake.client(), "default");
+{%- else %}
+        let api = Api::<{{ kind }}>::all(fake.client());
+{%- endif %}
+        api.create(&kube::api::PostParams::default(), &sample()).await.unwrap();
+{%- if spec.size %}
+        let allowed = json!({ "spec": { "size": 3 } });
+        let refused = json!({ "spec": { "size": MAX_SIZE + 1 } });
+        let reason = format!("spec.size: must be at most {MAX_SIZE}");
+{%- else %}
+        let allowed = json!({ "metadata": { "labels": { "team": "a" } } });
+        let refused = json!({ "spec": { "foo": "changed" } });
+        let reason = "spec.foo: cannot be changed once set".to_owned();
+{%- endif %}
+        let params = PatchParams::default();
+        api.patch("sample", &params, &Patch::Merge(&allowed))
+            .await
+            .expect("the webhook allows this update");
+        let error = api.patch("sample", &params, &Patch::Merge(&refused)).await;
+        let Err(kube::Error::Api(status)) = error else {
+            panic!("the webhook refuses this update: {error:?}");
+        };
+        assert_eq!(status.code, 403);
+        let denied = format!("admission webhook \"{}\" denied the request", REGISTRATION.name);
+        assert_eq!(status.message, format!("{denied}: {reason}"));
+    }
+{%- endif %}
+
     #[test]
     fn refuses_malformed_requests() {
         let mut request = review(Operation::Create, Some(&sample()), None);

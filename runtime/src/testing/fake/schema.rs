@@ -1,0 +1,769 @@
+//! The OpenAPI v3 schema of a custom resource, enforced as the API server enforces a CRD's
+//! schema: unknown fields pruned, `default`s set, then the object validated (types, formats,
+//! enums, bounds, patterns, required fields, list types), then its CEL rules ([`super::cel`])
+//! evaluated, with the API server's messages.
+//!
+//! Written here, not taken from a JSON Schema crate: what matters is the API server's behaviour
+//! (structural pruning and defaulting, `x-kubernetes-*` extensions, the ratcheting of unchanged
+//! fields on updates, which errors stop the CEL rules) and its exact wording, which tests and
+//! users read; a general validator has neither. The rules are those of the apiextensions
+//! apiserver and kube-openapi's validator, as documented in "Extend the Kubernetes API with
+//! CustomResourceDefinitions" (validation, defaulting, pruning, ratcheting).
+
+use serde_json::{Map, Value};
+
+use super::cel::Rules;
+use super::errors::{ErrorType, FieldError, go_float};
+
+/// A custom resource's schema, ready to prune, default and validate objects.
+pub(super) struct Schema {
+    root: Value,
+    rules: Rules,
+}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schema").finish_non_exhaustive()
+    }
+}
+
+/// The fields every object has whatever its schema says: the API server handles them itself.
+const TYPE_AND_METADATA: [&str; 3] = ["apiVersion", "kind", "metadata"];
+
+impl Schema {
+    /// The schema `root` (a CRD version's `openAPIV3Schema`), with its CEL rules compiled; an
+    /// error names a rule that does not compile, as the API server refuses such a CRD.
+    pub(super) fn new(root: Value) -> Result<Self, String> {
+        let rules = Rules::compile(&root)?;
+        Ok(Self { root, rules })
+    }
+
+    /// Removes the fields the schema does not know (but `apiVersion`, `kind` and `metadata`),
+    /// as the API server does when it decodes an object, and returns their paths.
+    pub(super) fn prune(&self, object: &mut Value) -> Vec<String> {
+        let mut pruned = Vec::new();
+        prune(&self.root, object, "", true, &mut pruned);
+        pruned
+    }
+
+    /// Sets the `default` of every missing field (and of `null` fields that may not be null),
+    /// within defaults too, as the API server does when it decodes or reads an object.
+    pub(super) fn default(&self, object: &mut Value) {
+        default(&self.root, object, true);
+    }
+
+    /// The errors of `object` against the schema and its CEL rules; `old` is the object before
+    /// an update, for the rules that compare with `oldSelf` and for ratcheting: a field that the
+    /// update left as it was is not checked again (Kubernetes 1.33, KEP-4008), so a schema made
+    /// stricter does not lock objects written before.
+    pub(super) fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut walk = Walk {
+            errors: Vec::new(),
+            cel: Vec::new(),
+            rules: &self.rules,
+        };
+        let at = At {
+            field: String::new(),
+            schema: String::new(),
+        };
+        walk.node(
+            &self.root,
+            &at,
+            object,
+            old,
+            Ratchet::from(old, object),
+            true,
+        );
+        let blocked = walk.errors.iter().any(|error| error.kind.blocks_cel());
+        let Walk {
+            mut errors, cel, ..
+        } = walk;
+        if blocked {
+            if !cel.is_empty() {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    "",
+                    Some(Value::Null),
+                    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                ));
+            }
+            return errors;
+        }
+        for call in cel {
+            errors.extend(self.rules.evaluate(
+                &call.at.schema,
+                &call.at.field,
+                call.type_name,
+                call.value,
+                call.old,
+                call.ratcheted,
+            ));
+        }
+        errors
+    }
+}
+
+/// Where the walk is: the field path for messages, and the JSON pointer of the schema node, by
+/// which the CEL rules are found.
+#[derive(Clone)]
+struct At {
+    field: String,
+    schema: String,
+}
+
+impl At {
+    fn property(&self, name: &str) -> At {
+        At {
+            field: child(&self.field, name),
+            schema: format!("{}/properties/{}", self.schema, escape_pointer(name)),
+        }
+    }
+
+    fn additional(&self, key: &str) -> At {
+        At {
+            field: child(&self.field, key),
+            schema: format!("{}/additionalProperties", self.schema),
+        }
+    }
+
+    fn item(&self, index: usize) -> At {
+        At {
+            field: format!("{}[{index}]", self.field),
+            schema: format!("{}/items", self.schema),
+        }
+    }
+}
+
+/// `spec.size`: the path of `name` within `parent`.
+fn child(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{parent}.{name}")
+    }
+}
+
+fn escape_pointer(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// Whether a node is checked: on an update, a node whose value did not change is not, except by
+/// the rules that compare with `oldSelf`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ratchet {
+    Check,
+    Unchanged,
+}
+
+impl Ratchet {
+    fn from(old: Option<&Value>, value: &Value) -> Self {
+        if old == Some(value) {
+            Ratchet::Unchanged
+        } else {
+            Ratchet::Check
+        }
+    }
+}
+
+/// A node with CEL rules, to evaluate once the schema found no blocking error.
+struct CelCall<'a> {
+    at: At,
+    type_name: &'static str,
+    value: &'a Value,
+    old: Option<&'a Value>,
+    ratcheted: bool,
+}
+
+struct Walk<'s, 'v> {
+    errors: Vec<FieldError>,
+    cel: Vec<CelCall<'v>>,
+    rules: &'s Rules,
+}
+
+impl<'v> Walk<'_, 'v> {
+    fn error(&mut self, kind: ErrorType, at: &At, value: Option<Value>, detail: String) {
+        self.errors
+            .push(FieldError::new(kind, &at.field, value, detail));
+    }
+
+    /// Checks `value` against `schema` at `at`, then its children.
+    fn node(
+        &mut self,
+        schema: &Value,
+        at: &At,
+        value: &'v Value,
+        old: Option<&'v Value>,
+        ratchet: Ratchet,
+        root: bool,
+    ) {
+        if self.rules.has(&at.schema) {
+            self.cel.push(CelCall {
+                at: at.clone(),
+                type_name: declared_type(schema),
+                value,
+                old,
+                ratcheted: ratchet == Ratchet::Unchanged,
+            });
+        }
+        if value.is_null() && schema["nullable"] == true {
+            return;
+        }
+        if ratchet == Ratchet::Check && !self.value(schema, at, value) {
+            return;
+        }
+        match value {
+            Value::Object(fields) => self.object(schema, at, fields, old, ratchet, root),
+            Value::Array(items) => self.array(schema, at, items, old, ratchet),
+            _ => {}
+        }
+    }
+
+    /// The checks of the node itself; false when its type is wrong (nothing else is checked).
+    fn value(&mut self, schema: &Value, at: &At, value: &Value) -> bool {
+        if !self.type_fits(schema, at, value) {
+            return false;
+        }
+        if let Some(allowed) = schema["enum"].as_array()
+            && !allowed.iter().any(|allowed| same(allowed, value))
+        {
+            let supported: Vec<String> = allowed
+                .iter()
+                .map(|allowed| match allowed {
+                    Value::String(text) => Value::String(text.clone()).to_string(),
+                    other => Value::String(other.to_string()).to_string(),
+                })
+                .collect();
+            let detail = format!("supported values: {}", supported.join(", "));
+            self.error(ErrorType::NotSupported, at, Some(value.clone()), detail);
+        }
+        match value {
+            Value::Number(_) => self.number(schema, at, value),
+            Value::String(text) => self.string(schema, at, text),
+            Value::Array(items) => self.bounds(schema, at, items.len(), "items"),
+            Value::Object(fields) => self.bounds(schema, at, fields.len(), "properties"),
+            _ => {}
+        }
+        for junctor in ["allOf", "anyOf", "oneOf", "not"] {
+            self.junctor(schema, junctor, at, value);
+        }
+        true
+    }
+
+    fn type_fits(&mut self, schema: &Value, at: &At, value: &Value) -> bool {
+        let int_or_string = schema["x-kubernetes-int-or-string"] == true;
+        let fits = match schema["type"].as_str() {
+            _ if int_or_string => value.is_string() || is_integer(value),
+            Some("object") => value.is_object(),
+            Some("array") => value.is_array(),
+            Some("string") => value.is_string(),
+            Some("integer") => is_integer(value),
+            Some("number") => value.is_number(),
+            Some("boolean") => value.is_boolean(),
+            _ => true,
+        };
+        if !fits {
+            let expected = if int_or_string {
+                "integer,string"
+            } else {
+                schema["type"].as_str().unwrap_or_default()
+            };
+            let actual = type_name(value);
+            let detail = format!(
+                "{} in body must be of type {expected}: \"{actual}\"",
+                at.field
+            );
+            self.error(
+                ErrorType::TypeInvalid,
+                at,
+                Some(Value::String(actual.to_owned())),
+                detail,
+            );
+        }
+        fits
+    }
+
+    fn number(&mut self, schema: &Value, at: &At, value: &Value) {
+        let number = value.as_f64().unwrap_or_default();
+        let path = &at.field;
+        let bounds = [
+            ("maximum", "exclusiveMaximum", "less than"),
+            ("minimum", "exclusiveMinimum", "greater than"),
+        ];
+        for (bound, exclusive, relation) in bounds {
+            let Some(limit) = schema[bound].as_f64() else {
+                continue;
+            };
+            let exclusive = schema[exclusive] == true;
+            let outside = match (relation, exclusive) {
+                ("less than", false) => number > limit,
+                ("less than", true) => number >= limit,
+                (_, false) => number < limit,
+                (_, true) => number <= limit,
+            };
+            if outside {
+                let or_equal = if exclusive { "" } else { " or equal to" };
+                let detail = format!(
+                    "{path} in body should be {relation}{or_equal} {}",
+                    go_float(limit)
+                );
+                self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
+            }
+        }
+        if let Some(factor) = schema["multipleOf"].as_f64()
+            && factor > 0.0
+            && (number / factor).fract() != 0.0
+        {
+            let detail = format!(
+                "{path} in body should be a multiple of {}",
+                go_float(factor)
+            );
+            self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
+        }
+    }
+
+    fn string(&mut self, schema: &Value, at: &At, text: &str) {
+        let path = &at.field;
+        let length = text.chars().count() as u64;
+        let value = || Some(Value::String(text.to_owned()));
+        if let Some(max) = schema["maxLength"].as_u64()
+            && length > max
+        {
+            let bytes = if max == 1 { "byte" } else { "bytes" };
+            let detail = format!("may not be more than {max} {bytes}");
+            self.error(ErrorType::TooLong, at, value(), detail);
+        }
+        if let Some(min) = schema["minLength"].as_u64()
+            && length < min
+        {
+            let detail = format!("{path} in body should be at least {min} chars long");
+            self.error(ErrorType::Invalid, at, value(), detail);
+        }
+        if let Some(pattern) = schema["pattern"].as_str() {
+            match regex::Regex::new(pattern) {
+                Ok(regex) if regex.is_match(text) => {}
+                Ok(_) => {
+                    let detail = format!("{path} in body should match '{pattern}'");
+                    self.error(ErrorType::Invalid, at, value(), detail);
+                }
+                Err(error) => {
+                    let detail = format!("the schema's pattern '{pattern}' is invalid: {error}");
+                    self.error(ErrorType::Invalid, at, value(), detail);
+                }
+            }
+        }
+        if let Some(format) = schema["format"].as_str()
+            && !super::formats::is_valid(format, text)
+        {
+            let detail = format!("{path} in body must be of type {format}: \"{text}\"");
+            self.error(ErrorType::TypeInvalid, at, value(), detail);
+        }
+    }
+
+    /// `maxItems` and `minItems`, or `maxProperties` and `minProperties`.
+    fn bounds(&mut self, schema: &Value, at: &At, count: usize, what: &str) {
+        let (max, min) = match what {
+            "items" => ("maxItems", "minItems"),
+            _ => ("maxProperties", "minProperties"),
+        };
+        if let Some(max) = schema[max].as_u64()
+            && count as u64 > max
+        {
+            let detail = format!("must have at most {max} items");
+            self.error(ErrorType::TooMany, at, Some(count.into()), detail);
+        }
+        if let Some(min) = schema[min].as_u64()
+            && (count as u64) < min
+        {
+            let detail = format!("{} in body should have at least {min} {what}", at.field);
+            self.error(ErrorType::Invalid, at, Some(count.into()), detail);
+        }
+    }
+
+    /// `allOf`, `anyOf`, `oneOf` and `not`: value validations only, in structural schemas.
+    fn junctor(&mut self, schema: &Value, junctor: &str, at: &At, value: &Value) {
+        let branches: Vec<&Value> = match &schema[junctor] {
+            Value::Array(branches) => branches.iter().collect(),
+            Value::Object(_) => vec![&schema[junctor]],
+            _ => return,
+        };
+        let mut valid = 0;
+        for branch in &branches {
+            let mut inner = Walk {
+                errors: Vec::new(),
+                cel: Vec::new(),
+                rules: self.rules,
+            };
+            inner.value(branch, at, value);
+            if inner.errors.is_empty() {
+                valid += 1;
+            } else if junctor == "allOf" {
+                self.errors.extend(inner.errors);
+            }
+        }
+        let failed = match junctor {
+            "anyOf" => (valid == 0).then_some("must validate at least one schema (anyOf)"),
+            "oneOf" => (valid != 1).then_some("must validate one and only one schema (oneOf)"),
+            "not" => (valid == 1).then_some("must not validate the schema (not)"),
+            _ => None,
+        };
+        if let Some(failed) = failed {
+            let detail = format!("{} in body {failed}", at.field);
+            self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
+        }
+    }
+
+    fn object(
+        &mut self,
+        schema: &Value,
+        at: &At,
+        fields: &'v Map<String, Value>,
+        old: Option<&'v Value>,
+        ratchet: Ratchet,
+        root: bool,
+    ) {
+        let properties = schema["properties"].as_object();
+        if ratchet == Ratchet::Check {
+            for required in schema["required"].as_array().into_iter().flatten() {
+                if let Some(name) = required.as_str()
+                    && !fields.contains_key(name)
+                {
+                    self.error(ErrorType::Required, &at.property(name), None, String::new());
+                }
+            }
+        }
+        let additional = schema["additionalProperties"]
+            .is_object()
+            .then_some(&schema["additionalProperties"]);
+        let embedded = schema["x-kubernetes-embedded-resource"] == true;
+        for (name, value) in fields {
+            if (root || embedded) && TYPE_AND_METADATA.contains(&name.as_str()) {
+                continue;
+            }
+            let old = old.and_then(|old| old.get(name));
+            let child_ratchet = descend(ratchet, old, value);
+            if let Some(property) = properties.and_then(|properties| properties.get(name)) {
+                self.node(
+                    property,
+                    &at.property(name),
+                    value,
+                    old,
+                    child_ratchet,
+                    false,
+                );
+            } else if let Some(additional) = additional {
+                self.node(
+                    additional,
+                    &at.additional(name),
+                    value,
+                    old,
+                    child_ratchet,
+                    false,
+                );
+            }
+        }
+    }
+
+    fn array(
+        &mut self,
+        schema: &Value,
+        at: &At,
+        items: &'v [Value],
+        old: Option<&'v Value>,
+        ratchet: Ratchet,
+    ) {
+        let list_type = schema["x-kubernetes-list-type"].as_str();
+        let keys: Vec<&str> = schema["x-kubernetes-list-map-keys"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let old_items = old.and_then(Value::as_array);
+        let mut seen: Vec<Value> = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            // The API server correlates the items of map lists by key (for `oldSelf` and
+            // ratcheting), of set lists by value, and not those of atomic lists.
+            let identity = match list_type {
+                Some("map") => Some(map_key(item, &keys)),
+                Some("set") => Some(item.clone()),
+                _ => None,
+            };
+            if let Some(identity) = identity {
+                if ratchet == Ratchet::Check && seen.contains(&identity) {
+                    let at = at.item(index);
+                    self.error(
+                        ErrorType::Duplicate,
+                        &at,
+                        Some(identity.clone()),
+                        String::new(),
+                    );
+                }
+                seen.push(identity);
+            }
+            let old_item = match list_type {
+                Some("map") => old_items.and_then(|old| {
+                    let key = map_key(item, &keys);
+                    old.iter().find(|old| map_key(old, &keys) == key)
+                }),
+                Some("set") => old_items.and_then(|old| old.iter().find(|old| *old == item)),
+                _ => None,
+            };
+            let Some(item_schema) = schema.get("items") else {
+                continue;
+            };
+            let item_ratchet = descend(ratchet, old_item, item);
+            self.node(
+                item_schema,
+                &at.item(index),
+                item,
+                old_item,
+                item_ratchet,
+                false,
+            );
+        }
+    }
+}
+
+/// How a child is checked: an unchanged parent has unchanged children.
+fn descend(parent: Ratchet, old: Option<&Value>, value: &Value) -> Ratchet {
+    match parent {
+        Ratchet::Unchanged => Ratchet::Unchanged,
+        Ratchet::Check => Ratchet::from(old, value),
+    }
+}
+
+/// The key of an item of a map list: its key fields, as an object.
+fn map_key(item: &Value, keys: &[&str]) -> Value {
+    let key: Map<String, Value> = keys
+        .iter()
+        .filter_map(|key| Some(((*key).to_owned(), item.get(*key)?.clone())))
+        .collect();
+    Value::Object(key)
+}
+
+/// Equal as JSON values, numbers by value (`1` and `1.0` are the same integer).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn is_integer(value: &Value) -> bool {
+    match value {
+        Value::Number(number) => {
+            number.is_i64() || number.is_u64() || number.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+/// The OpenAPI type of a JSON value, as kube-openapi names it in its messages.
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) if is_integer(value) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The type a schema node declares, which the API server shows as the value of a failed CEL
+/// rule (`spec: Invalid value: "object": …`).
+fn declared_type(schema: &Value) -> &'static str {
+    match schema["type"].as_str() {
+        Some("object") => "object",
+        Some("array") => "array",
+        Some("string") => "string",
+        Some("integer") => "integer",
+        Some("number") => "number",
+        Some("boolean") => "boolean",
+        _ => "",
+    }
+}
+
+/// Drops the fields `schema` does not declare, unless it keeps unknown fields.
+fn prune(schema: &Value, value: &mut Value, path: &str, root: bool, pruned: &mut Vec<String>) {
+    match value {
+        Value::Object(fields) => {
+            let properties = schema["properties"].as_object();
+            let additional = &schema["additionalProperties"];
+            let keeps_unknown =
+                schema["x-kubernetes-preserve-unknown-fields"] == true || *additional == true;
+            let embedded = root || schema["x-kubernetes-embedded-resource"] == true;
+            fields.retain(|name, _| {
+                let known = properties.is_some_and(|p| p.contains_key(name))
+                    || additional.is_object()
+                    || keeps_unknown
+                    || (embedded && TYPE_AND_METADATA.contains(&name.as_str()));
+                if !known {
+                    pruned.push(child(path, name));
+                }
+                known
+            });
+            for (name, value) in fields.iter_mut() {
+                if embedded && name == "metadata" {
+                    continue;
+                }
+                let child_path = child(path, name);
+                if let Some(property) = properties.and_then(|p| p.get(name)) {
+                    prune(property, value, &child_path, false, pruned);
+                } else if additional.is_object() {
+                    prune(additional, value, &child_path, false, pruned);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (index, item) in items.iter_mut().enumerate() {
+                    prune(
+                        item_schema,
+                        item,
+                        &format!("{path}[{index}]"),
+                        false,
+                        pruned,
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Sets the defaults of `schema` in `value`, recursively (into defaults just set too).
+fn default(schema: &Value, value: &mut Value, root: bool) {
+    match value {
+        Value::Object(fields) => {
+            let properties = schema["properties"].as_object();
+            for (name, property) in properties.into_iter().flatten() {
+                let Some(default) = property.get("default") else {
+                    continue;
+                };
+                let missing = match fields.get(name) {
+                    None => true,
+                    Some(Value::Null) => property["nullable"] != true,
+                    Some(_) => false,
+                };
+                if missing {
+                    fields.insert(name.clone(), default.clone());
+                }
+            }
+            let additional = &schema["additionalProperties"];
+            for (name, value) in fields.iter_mut() {
+                if root && name == "metadata" {
+                    continue;
+                }
+                if let Some(property) = properties.and_then(|p| p.get(name)) {
+                    default(property, value, false);
+                } else if additional.is_object() {
+                    default(additional, value, false);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items {
+                    default(item_schema, item, false);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn schema() -> Schema {
+        Schema::new(json!({
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "required": ["size"],
+                    "properties": {
+                        "size": { "type": "integer", "minimum": 1, "maximum": 3 },
+                        "mode": { "type": "string", "enum": ["fast", "slow"], "default": "fast" },
+                        "limits": {
+                            "type": "object",
+                            "default": {},
+                            "properties": { "cpu": { "type": "string", "default": "1" } },
+                        },
+                        "free": { "type": "object", "x-kubernetes-preserve-unknown-fields": true },
+                        "labels": { "type": "object", "additionalProperties": { "type": "string", "maxLength": 3 } },
+                    },
+                },
+            },
+        }))
+        .unwrap()
+    }
+
+    fn messages(errors: &[FieldError]) -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn unknown_fields_are_pruned_but_where_the_schema_keeps_them() {
+        let mut object = json!({
+            "apiVersion": "v", "kind": "K", "metadata": { "name": "a", "whatever": 1 },
+            "spec": { "size": 1, "color": "red", "free": { "any": { "thing": 1 } } },
+            "extra": true,
+        });
+        let pruned = schema().prune(&mut object);
+        assert_eq!(pruned, ["extra", "spec.color"]);
+        assert_eq!(object["spec"]["free"]["any"]["thing"], 1);
+        assert_eq!(object["metadata"]["whatever"], 1);
+    }
+
+    #[test]
+    fn defaults_are_set_within_defaults_too() {
+        let mut object = json!({ "spec": { "size": 1, "mode": null } });
+        schema().default(&mut object);
+        assert_eq!(
+            object["spec"],
+            json!({ "size": 1, "mode": "fast", "limits": { "cpu": "1" } })
+        );
+    }
+
+    #[test]
+    fn errors_are_worded_as_the_api_server_words_them() {
+        let schema = schema();
+        let check = |spec: Value| messages(&schema.validate(&json!({ "spec": spec }), None));
+        assert_eq!(
+            check(json!({ "size": "two" })),
+            [
+                r#"spec.size: Invalid value: "string": spec.size in body must be of type integer: "string""#
+            ]
+        );
+        assert_eq!(
+            check(json!({ "size": 10 })),
+            ["spec.size: Invalid value: 10: spec.size in body should be less than or equal to 3"]
+        );
+        assert_eq!(check(json!({})), ["spec.size: Required value"]);
+        assert_eq!(
+            check(json!({ "size": 1, "mode": "slowest" })),
+            [r#"spec.mode: Unsupported value: "slowest": supported values: "fast", "slow""#]
+        );
+        assert_eq!(
+            check(json!({ "size": 1, "labels": { "a": "long" } })),
+            ["spec.labels.a: Too long: may not be more than 3 bytes"]
+        );
+        assert!(check(json!({ "size": 2, "labels": { "a": "ok" } })).is_empty());
+    }
+
+    #[test]
+    fn unchanged_fields_are_not_checked_again() {
+        let schema = schema();
+        let old = json!({ "spec": { "size": 10 } });
+        let relabelled = json!({ "spec": { "size": 10, "labels": { "a": "b" } } });
+        assert!(schema.validate(&relabelled, Some(&old)).is_empty());
+        let resized = json!({ "spec": { "size": 11 } });
+        assert_eq!(schema.validate(&resized, Some(&old)).len(), 1);
+    }
+}
