@@ -14,7 +14,7 @@ use serde_yaml::Value;
 use super::replay::{License, Replay};
 use crate::boilerplate;
 use crate::cli::AlphaMigrateArgs;
-use crate::openapi::translate;
+use crate::openapi::{Translation, translate};
 use crate::plugins::{self, Gvk};
 use crate::project::{self, Api, LAYOUT, Project, Resource};
 use crate::scaffold::rustfmt;
@@ -266,17 +266,7 @@ fn carry_types(
         ));
         return Ok(None);
     };
-    let schema = crd
-        .get("spec")
-        .and_then(|s| s.get("versions"))
-        .and_then(Value::as_sequence)
-        .and_then(|versions| {
-            versions
-                .iter()
-                .find(|v| v.get("name").and_then(Value::as_str) == Some(r.version.as_str()))
-        })
-        .and_then(|v| v.get("schema")?.get("openAPIV3Schema"));
-    let Some(schema) = schema else {
+    let Some(schema) = version_schema(crd, &r.version) else {
         report.push(format!(
             "{shown}: its CRD has no schema for {}; its fields are the scaffold's example",
             r.version
@@ -322,7 +312,7 @@ fn carry_types(
     let Some(file) = api_file(tree, &qualified, &r.version, &r.kind)? else {
         bail!("the scaffold has no API file for {shown}");
     };
-    let mut text = std::fs::read_to_string(&file)?;
+    let text = std::fs::read_to_string(&file)?;
     let has_webhooks = r
         .webhooks
         .as_ref()
@@ -344,35 +334,58 @@ fn carry_types(
     for skipped in spec.skipped.iter().chain(&status.skipped) {
         report.push(format!("{shown}: {skipped}"));
     }
+    let file_name = file
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or_default();
+    let Some(text) = splice_types(&text, &r.kind, file_name, has_webhooks, &spec, &status) else {
+        bail!("the scaffold of {shown} has no example field to replace");
+    };
+    carry_sample(r, from, tree, has_webhooks)?;
+    Ok(Some((file, text)))
+}
+
+/// The `openAPIV3Schema` of `version` in `crd`.
+fn version_schema<'a>(crd: &'a Value, version: &str) -> Option<&'a Value> {
+    crd.get("spec")?
+        .get("versions")?
+        .as_sequence()?
+        .iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?
+        .get("schema")?
+        .get("openAPIV3Schema")
+}
+
+/// The scaffolded API file `text` of `kind` (file `file_name`) with the translated fields in
+/// place of the example field `foo` (kept beside them when `keep_example`: the webhooks use it),
+/// the status fields after `conditions`, and the nested types after the status struct; `None`
+/// when the scaffold has no example field.
+fn splice_types(
+    text: &str,
+    kind: &str,
+    file_name: &str,
+    keep_example: bool,
+    spec: &Translation,
+    status: &Translation,
+) -> Option<String> {
     let example = format!(
-        "    /// foo is an example field of {kind}. Edit {file} to remove or update it.\n    \
-         #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub foo: Option<String>,\n",
-        kind = r.kind,
-        file = file
-            .file_name()
-            .and_then(|f| f.to_str())
-            .unwrap_or_default()
+        "    /// foo is an example field of {kind}. Edit {file_name} to remove or update it.\n    \
+         #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub foo: Option<String>,\n"
     );
     if !text.contains(&example) {
-        bail!("the scaffold of {shown} has no example field to replace");
+        return None;
     }
-    let keep = if has_webhooks {
-        example.clone()
-    } else {
-        String::new()
-    };
-    text = text.replacen(&example, &(keep + &spec.fields), 1);
+    let keep = if keep_example { example.as_str() } else { "" };
+    let text = text.replacen(&example, &format!("{keep}{}", spec.fields), 1);
     let status_end = "    pub conditions: Vec<Condition>,\n}\n";
-    text = text.replacen(
+    Some(text.replacen(
         status_end,
         &format!(
             "    pub conditions: Vec<Condition>,\n{}}}\n{}{}",
             status.fields, spec.structs, status.structs
         ),
         1,
-    );
-    carry_sample(r, from, tree, has_webhooks)?;
-    Ok(Some((file, text)))
+    ))
 }
 
 fn is_optional_string(spec: &Value, field: &str) -> bool {

@@ -179,7 +179,7 @@ fn check_groups_free(plan: &Plan, layout: &Layout) -> Result<()> {
                 text.lines().any(|line| {
                     let line = line.trim();
                     let line = line.split_once("mod ").map_or("", |(_, rest)| rest);
-                    line.trim_end_matches([';', '{', ' ']) == group.as_str()
+                    line.trim_end_matches(|c| ";{ ".contains(c)) == group.as_str()
                 })
             });
         if plan.read(&file)?.is_some() || plan.root().join(&folder).exists() || declared {
