@@ -8,7 +8,32 @@ use std::fmt;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::kinds::Kind;
+/// What the API server's messages name of an object's kind ([`super::kinds::Kind`] has it):
+/// a trait here so that the errors need not know how the fake keeps its kinds.
+pub(super) trait KindNames {
+    /// `Memcached.cache.example.com` (`Pod` for the core group).
+    fn group_kind(&self) -> String;
+    /// `memcacheds.cache.example.com` (`pods` for the core group).
+    fn qualified_plural(&self) -> String;
+    fn group(&self) -> &str;
+    fn kind(&self) -> &str;
+}
+
+/// The fake's kinds are shared (`Arc<Kind>`).
+impl<K: KindNames> KindNames for std::sync::Arc<K> {
+    fn group_kind(&self) -> String {
+        (**self).group_kind()
+    }
+    fn qualified_plural(&self) -> String {
+        (**self).qualified_plural()
+    }
+    fn group(&self) -> &str {
+        (**self).group()
+    }
+    fn kind(&self) -> &str {
+        (**self).kind()
+    }
+}
 
 /// A failed request.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,7 +63,7 @@ impl ApiError {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message)
     }
 
-    pub(super) fn not_found(kind: &Kind, name: &str) -> Self {
+    pub(super) fn not_found(kind: &impl KindNames, name: &str) -> Self {
         let message = format!("{} \"{name}\" not found", kind.qualified_plural());
         Self::new(StatusCode::NOT_FOUND, "NotFound", message)
     }
@@ -49,14 +74,14 @@ impl ApiError {
         Self::new(StatusCode::NOT_FOUND, "NotFound", message)
     }
 
-    pub(super) fn already_exists(kind: &Kind, name: &str) -> Self {
+    pub(super) fn already_exists(kind: &impl KindNames, name: &str) -> Self {
         let message = format!("{} \"{name}\" already exists", kind.qualified_plural());
         Self::new(StatusCode::CONFLICT, "AlreadyExists", message)
     }
 
     /// A write whose preconditions (`resourceVersion`, `uid`) do not hold, or a server-side
     /// apply that would take fields from another manager.
-    pub(super) fn conflict(kind: &Kind, name: &str, why: &str) -> Self {
+    pub(super) fn conflict(kind: &impl KindNames, name: &str, why: &str) -> Self {
         let message = format!(
             "Operation cannot be fulfilled on {} \"{name}\": {why}",
             kind.qualified_plural()
@@ -65,7 +90,7 @@ impl ApiError {
     }
 
     /// An object that fails validation for one reason, e.g. `metadata.finalizers: Forbidden: …`.
-    pub(super) fn invalid(kind: &Kind, name: &str, why: &str) -> Self {
+    pub(super) fn invalid(kind: &impl KindNames, name: &str, why: &str) -> Self {
         let message = format!("{} \"{name}\" is invalid: {why}", kind.group_kind());
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", message)
     }
@@ -73,7 +98,7 @@ impl ApiError {
     /// An object that fails validation: `422 Invalid` with one cause per field error, as the API
     /// server's `NewInvalid` words it: `Memcached.cache.example.com "x" is invalid: <error>`, or
     /// `[<error>, <error>]` for several.
-    pub(super) fn invalid_fields(kind: &Kind, name: &str, errors: &[FieldError]) -> Self {
+    pub(super) fn invalid_fields(kind: &impl KindNames, name: &str, errors: &[FieldError]) -> Self {
         let mut unique: Vec<String> = Vec::new();
         for error in errors {
             let text = error.to_string();
@@ -99,8 +124,8 @@ impl ApiError {
         let mut invalid = Self::invalid(kind, name, &why);
         invalid.details = Some(json!({
             "name": name,
-            "group": kind.group,
-            "kind": kind.kind,
+            "group": kind.group(),
+            "kind": kind.kind(),
             "causes": causes,
         }));
         invalid

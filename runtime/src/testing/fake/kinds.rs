@@ -254,6 +254,21 @@ impl Kind {
     }
 }
 
+impl super::errors::KindNames for Kind {
+    fn group_kind(&self) -> String {
+        Kind::group_kind(self)
+    }
+    fn qualified_plural(&self) -> String {
+        Kind::qualified_plural(self)
+    }
+    fn group(&self) -> &str {
+        &self.group
+    }
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::Deployment;
