@@ -14,6 +14,7 @@
 
 pub mod deploy_image;
 pub mod grafana;
+pub mod helm;
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -26,7 +27,7 @@ use crate::scaffold::table::Renderer;
 use crate::vars::{ApiVars, ProjectVars, SpecVars};
 
 /// Every plugin operator-rs has.
-pub static ALL: &[&dyn Plugin] = &[&deploy_image::DeployImage, &grafana::Grafana];
+pub static ALL: &[&dyn Plugin] = &[&deploy_image::DeployImage, &grafana::Grafana, &helm::Helm];
 
 /// A plugin: its keys, its record in PROJECT, and its part in each command it works with (none
 /// by default).
@@ -84,6 +85,13 @@ pub trait Plugin: Sync {
     /// generate` and `alpha update` carry them into the project they scaffold again.
     fn input_files(&self, _project: &Project) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Whether its project part renders from what `make manifests` writes (the Helm chart is
+    /// made from the CRDs and webhook manifests): `alpha generate` and `alpha update` replay it
+    /// after `make manifests`, and not at all when they do not run it.
+    fn renders_manifests(&self) -> bool {
+        false
     }
 }
 
@@ -320,6 +328,7 @@ pub fn spec_of(project: &Project, gvk: Gvk) -> Option<SpecVars> {
 pub(crate) fn tables() -> Vec<&'static dyn crate::scaffold::table::Checked> {
     let mut tables = deploy_image::tables();
     tables.extend(grafana::tables());
+    tables.extend(helm::tables());
     tables
 }
 
@@ -352,7 +361,7 @@ mod tests {
             assert_eq!(selection.plugins.len(), 1, "{key}");
             assert_eq!(selection.plugins[0].key(), deploy_image::PLUGIN_KEY);
         }
-        let err = select(&keys(&["helm.kubebuilder.io/v2-alpha"]), "edit").unwrap_err();
+        let err = select(&keys(&["helm.kubebuilder.io/v1-alpha"]), "edit").unwrap_err();
         assert!(err.to_string().contains("helm plugin"), "{err}");
         assert!(err.to_string().contains("deploy-image/v1-alpha"), "{err}");
         let err = select(&keys(&["go/v3"]), "init").unwrap_err();
