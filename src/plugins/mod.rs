@@ -12,6 +12,7 @@
 //! commands know no plugin by name: adding one is a module here and a line in [`ALL`].
 //! docs/plugins.md tells how to write one.
 
+pub mod autoupdate;
 pub mod deploy_image;
 pub mod grafana;
 pub mod helm;
@@ -27,7 +28,12 @@ use crate::scaffold::table::Renderer;
 use crate::vars::{ApiVars, ProjectVars, SpecVars};
 
 /// Every plugin operator-rs has.
-pub static ALL: &[&dyn Plugin] = &[&deploy_image::DeployImage, &grafana::Grafana, &helm::Helm];
+pub static ALL: &[&dyn Plugin] = &[
+    &deploy_image::DeployImage,
+    &grafana::Grafana,
+    &helm::Helm,
+    &autoupdate::AutoUpdate,
+];
 
 /// A plugin: its keys, its record in PROJECT, and its part in each command it works with (none
 /// by default).
@@ -58,7 +64,11 @@ pub trait Plugin: Sync {
         selected: bool,
     ) -> Result<Option<Box<dyn ApiPart>>> {
         if selected {
-            bail!("the {} plugin has no part in create api", self.short_key());
+            bail!(
+                "--plugins {}: the plugin has no part in create api; {}",
+                self.short_key(),
+                self.usage()
+            );
         }
         Ok(None)
     }
@@ -244,7 +254,7 @@ const LAYOUT_KEYS: &[&str] = &[
 ];
 
 /// kubebuilder's optional plugins that operator-rs does not have.
-const UNAVAILABLE: &[&str] = &["helm", "autoupdate", "kustomize/v1", "declarative"];
+const UNAVAILABLE: &[&str] = &["helm", "kustomize/v1", "declarative"];
 
 /// The plugins and layout keys that `keys` (the values of `--plugins`) name; `command` names the
 /// command in errors.
@@ -329,6 +339,7 @@ pub(crate) fn tables() -> Vec<&'static dyn crate::scaffold::table::Checked> {
     let mut tables = deploy_image::tables();
     tables.extend(grafana::tables());
     tables.extend(helm::tables());
+    tables.extend(autoupdate::tables());
     tables
 }
 

@@ -119,12 +119,22 @@ fn command_lines(project: &Project, license: &License, license_file: &Path) -> V
         }
     }
     // The plugins of the whole project last: they render from everything else.
-    for plugin in plugins::recorded_project_parts(project) {
-        let mut edit = CommandLine::new(&["edit"]);
-        edit.flag("plugins", plugin.short_key());
-        lines.push(edit);
-    }
+    lines.extend(plugin_lines(project, false));
     lines
+}
+
+/// `edit --plugins <key>` of the project-wide plugins that render (`manifests`) or do not render
+/// from what `make manifests` writes (the Helm chart does).
+fn plugin_lines(project: &Project, manifests: bool) -> Vec<CommandLine> {
+    plugins::recorded_project_parts(project)
+        .into_iter()
+        .filter(|plugin| plugin.renders_manifests() == manifests)
+        .map(|plugin| {
+            let mut edit = CommandLine::new(&["edit"]);
+            edit.flag("plugins", plugin.short_key());
+            edit
+        })
+        .collect()
 }
 
 /// The files that the commands of `project` read from the project folder: the CRD files of its
@@ -272,6 +282,8 @@ pub struct Replay {
     scratch: tempfile::TempDir,
     project_name: String,
     lines: Vec<CommandLine>,
+    /// The plugins' lines that run after `make manifests` (none without it).
+    after_manifests: Vec<CommandLine>,
     license: License,
     /// Files the commands read (external kinds' CRDs), copied from `input` into every folder.
     inputs: Option<(Project, std::path::PathBuf)>,
@@ -288,6 +300,7 @@ impl Replay {
         }
         Ok(Self {
             lines: command_lines(project, &license, &license_file),
+            after_manifests: plugin_lines(project, true),
             project_name: project.project_name.clone(),
             license,
             inputs: input.map(|i| (project.clone(), i.to_path_buf())),
@@ -304,12 +317,21 @@ impl Replay {
             copy_input_files(project, input, &root)?;
         }
         run_all(binary, &root, &self.lines, &self.license, make)?;
+        if make {
+            run_all(binary, &root, &self.after_manifests, &self.license, false)?;
+        } else {
+            for line in &self.after_manifests {
+                println!("(not run without make manifests, whose output it renders from: {line})");
+            }
+        }
         Ok(root)
     }
 
-    /// `make manifests` in a folder [`Replay::scaffold`] made (after more edits there).
-    pub fn make_manifests(&self, root: &Path) -> Result<()> {
-        make_manifests(root)
+    /// `make manifests` in a folder [`Replay::scaffold`] made (after more edits there), then the
+    /// plugins that render from it, with `binary`.
+    pub fn make_manifests(&self, binary: &Path, root: &Path) -> Result<()> {
+        make_manifests(root)?;
+        run_all(binary, root, &self.after_manifests, &self.license, false)
     }
 }
 
@@ -554,5 +576,23 @@ mod tests {
             ),
             "{api}"
         );
+    }
+
+    #[test]
+    fn the_chart_is_made_after_make_manifests() {
+        let mut p = project();
+        for key in [plugins::helm::PLUGIN_KEY, plugins::grafana::PLUGIN_KEY] {
+            p.plugins
+                .insert(key.into(), serde_yaml::from_str("{}").unwrap());
+        }
+        let lines = command_lines(&p, &License::None, Path::new("unused"));
+        let last = lines.last().unwrap().to_string();
+        assert_eq!(last, "operator-rs edit --plugins=grafana/v1-alpha");
+        assert!(!lines.iter().any(|l| l.to_string().contains("helm")));
+        let after: Vec<String> = plugin_lines(&p, true)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(after, ["operator-rs edit --plugins=helm/v2-alpha"]);
     }
 }

@@ -96,7 +96,21 @@ impl Plugin for Helm {
     fn renders_manifests(&self) -> bool {
         true
     }
+
+    /// The user's files of the chart, which `alpha generate` keeps.
+    fn input_files(&self, _project: &Project) -> Vec<String> {
+        USERS.iter().map(|f| format!("{CHART}/{f}")).collect()
+    }
 }
+
+/// The chart's files that are the user's once written (besides templates they edit or add).
+const USERS: &[&str] = &[
+    "Chart.yaml",
+    "values.yaml",
+    ".helmignore",
+    "templates/_helpers.tpl",
+    "templates/NOTES.txt",
+];
 
 impl ProjectPart for Helm {
     fn render(&self, plan: &mut Plan, project: &Project, vars: &ProjectVars) -> Result<()> {
