@@ -209,7 +209,7 @@ fn common(doc: &mut Doc, value: &mut Value, chart: &str, features: &Features) {
         .get_mut("annotations")
         .and_then(Value::as_mapping_mut)
         && features.cert_manager
-        && let Some(inject) = annotations.shift_remove("cert-manager.io/inject-ca-from")
+        && let Some(inject) = yaml::take(annotations, "cert-manager.io/inject-ca-from")
     {
         let (k, v) = doc.block(move |indent| {
             let mut line = Mapping::new();
@@ -220,7 +220,7 @@ fn common(doc: &mut Doc, value: &mut Value, chart: &str, features: &Features) {
                 yaml::lines(&Value::Mapping(line), indent),
             )
         });
-        annotations.insert(k, v);
+        yaml::put_at(annotations, "cert-manager.io/inject-ca-from", k, v);
     }
 }
 
@@ -244,7 +244,7 @@ fn crd(doc: &mut Doc, value: &mut Value) {
     let Some(spec) = value.get_mut("spec").and_then(Value::as_mapping_mut) else {
         return;
     };
-    let Some(conversion) = spec.shift_remove("conversion") else {
+    let Some(conversion) = yaml::take(spec, "conversion") else {
         return;
     };
     let (k, v) = doc.block(move |indent| {
@@ -256,5 +256,5 @@ fn crd(doc: &mut Doc, value: &mut Value) {
             yaml::lines(&Value::Mapping(entry), indent),
         )
     });
-    spec.insert(k, v);
+    yaml::put_at(spec, "conversion", k, v);
 }

@@ -61,13 +61,13 @@ pub fn template(doc: &mut Doc, value: &mut Value, features: &Features) -> Result
     let Some(spec) = value.get_mut("spec").and_then(Value::as_mapping_mut) else {
         bail!("the manager Deployment has no spec");
     };
-    defaults.replicas = spec.shift_remove("replicas").unwrap_or(Value::from(1));
+    defaults.replicas = yaml::take(spec, "replicas").unwrap_or(Value::from(1));
     let (k, v) = doc.block(|indent| {
         vec![format!(
             "{indent}replicas: {{{{ .Values.manager.replicas }}}}"
         )]
     });
-    spec.insert(k, v);
+    yaml::put_at(spec, "replicas", k, v);
 
     let Some(pod) = spec
         .get_mut("template")
@@ -76,20 +76,14 @@ pub fn template(doc: &mut Doc, value: &mut Value, features: &Features) -> Result
     else {
         bail!("the manager Deployment has no pod template");
     };
-    defaults.pod_security_context = pod
-        .shift_remove("securityContext")
-        .unwrap_or(Value::Mapping(Mapping::new()));
-    defaults.node_selector = pod
-        .shift_remove("nodeSelector")
-        .unwrap_or(Value::Mapping(Mapping::new()));
-    defaults.tolerations = pod
-        .shift_remove("tolerations")
-        .unwrap_or(Value::Sequence(Vec::new()));
-    defaults.affinity = pod
-        .shift_remove("affinity")
-        .unwrap_or(Value::Mapping(Mapping::new()));
+    defaults.pod_security_context =
+        yaml::take(pod, "securityContext").unwrap_or(Value::Mapping(Mapping::new()));
+    defaults.node_selector =
+        yaml::take(pod, "nodeSelector").unwrap_or(Value::Mapping(Mapping::new()));
+    defaults.tolerations = yaml::take(pod, "tolerations").unwrap_or(Value::Sequence(Vec::new()));
+    defaults.affinity = yaml::take(pod, "affinity").unwrap_or(Value::Mapping(Mapping::new()));
     let (k, v) = doc.block(|indent| to_yaml("securityContext", "podSecurityContext", indent));
-    pod.insert(k, v);
+    yaml::put_at(pod, "securityContext", k, v);
     for (key, value) in [
         ("nodeSelector", "nodeSelector"),
         ("tolerations", "tolerations"),
@@ -106,13 +100,13 @@ pub fn template(doc: &mut Doc, value: &mut Value, features: &Features) -> Result
                 format!("{indent}{{{{- end }}}}"),
             ]
         });
-        pod.insert(k, v);
+        yaml::put_at(pod, key, k, v);
     }
-    if let Some(volumes) = pod.shift_remove("volumes") {
+    if let Some(volumes) = yaml::take(pod, "volumes") {
         let volumes = volumes.as_sequence().cloned().unwrap_or_default();
         let f = features.clone();
         let (k, v) = doc.block(move |indent| list("volumes", &volumes, indent, &f));
-        pod.insert(k, v);
+        yaml::put_at(pod, "volumes", k, v);
     }
 
     let Some(containers) = pod.get_mut("containers").and_then(Value::as_sequence_mut) else {
@@ -132,7 +126,7 @@ pub fn template(doc: &mut Doc, value: &mut Value, features: &Features) -> Result
         .unwrap_or("controller:latest")
         .to_string();
     (defaults.repository, defaults.tag) = split_image(&image);
-    container.shift_remove("image");
+    yaml::take(container, "image");
     defaults.pull_policy = container
         .shift_remove("imagePullPolicy")
         .and_then(|p| p.as_str().map(str::to_string))
@@ -147,12 +141,11 @@ pub fn template(doc: &mut Doc, value: &mut Value, features: &Features) -> Result
             format!("{indent}{{{{- end }}}}"),
         ]
     });
-    container.insert(k, v);
+    yaml::put_at(container, "image", k, v);
 
     // Arguments: the metrics address follows metrics.enabled, the webhook server's flags
     // webhook.enabled, the rest are values.yaml's manager.args.
-    let args: Vec<String> = container
-        .shift_remove("args")
+    let args: Vec<String> = yaml::take(container, "args")
         .and_then(|a| a.as_sequence().cloned())
         .unwrap_or_default()
         .iter()
@@ -194,13 +187,12 @@ pub fn template(doc: &mut Doc, value: &mut Value, features: &Features) -> Result
         out.push(format!("{indent}{{{{- end }}}}"));
         out
     });
-    container.insert(k, v);
+    yaml::put_at(container, "args", k, v);
 
     // Environment: config/'s variables (a deploy-image kind's image, a patch's), then, with
     // webhooks off, ENABLE_WEBHOOKS=false (the manager would look for its certificate), then
     // values.yaml's manager.env (a variable named again there wins: the last one counts).
-    let env = container
-        .shift_remove("env")
+    let env = yaml::take(container, "env")
         .and_then(|e| e.as_sequence().cloned())
         .unwrap_or_default();
     let webhooks = features.webhooks;
@@ -223,26 +215,24 @@ pub fn template(doc: &mut Doc, value: &mut Value, features: &Features) -> Result
         out.push(format!("{indent}{{{{- end }}}}"));
         out
     });
-    container.insert(k, v);
+    yaml::put_at(container, "env", k, v);
 
     for key in ["ports", "volumeMounts"] {
-        if let Some(items) = container.shift_remove(key) {
+        if let Some(items) = yaml::take(container, key) {
             let items = items.as_sequence().cloned().unwrap_or_default();
             let f = features.clone();
             let (k, v) = doc.block(move |indent| list(key, &items, indent, &f));
-            container.insert(k, v);
+            yaml::put_at(container, key, k, v);
         }
     }
-    defaults.resources = container
-        .shift_remove("resources")
-        .unwrap_or(Value::Mapping(Mapping::new()));
+    defaults.resources =
+        yaml::take(container, "resources").unwrap_or(Value::Mapping(Mapping::new()));
     let (k, v) = doc.block(|indent| to_yaml("resources", "resources", indent));
-    container.insert(k, v);
-    defaults.security_context = container
-        .shift_remove("securityContext")
-        .unwrap_or(Value::Mapping(Mapping::new()));
+    yaml::put_at(container, "resources", k, v);
+    defaults.security_context =
+        yaml::take(container, "securityContext").unwrap_or(Value::Mapping(Mapping::new()));
     let (k, v) = doc.block(|indent| to_yaml("securityContext", "securityContext", indent));
-    container.insert(k, v);
+    yaml::put_at(container, "securityContext", k, v);
     Ok(defaults)
 }
 

@@ -107,6 +107,28 @@ pub fn mapping<'a>(map: &'a mut Mapping, key: &str) -> &'a mut Mapping {
     entry.as_mapping_mut().expect("just made a mapping")
 }
 
+/// The value under `key`, left as null in its place for [`put_at`] (None if there is none).
+pub fn take(map: &mut Mapping, key: &str) -> Option<Value> {
+    map.get_mut(key).map(std::mem::take)
+}
+
+/// The entry (`k`, `v`) in place of `key`'s (a placeholder where the field was), or last.
+pub fn put_at(map: &mut Mapping, key: &str, k: Value, v: Value) {
+    let old = std::mem::take(map);
+    let mut placed = false;
+    for (key_, value) in old {
+        if key_.as_str() == Some(key) {
+            map.insert(k.clone(), v.clone());
+            placed = true;
+        } else {
+            map.insert(key_, value);
+        }
+    }
+    if !placed {
+        map.insert(k, v);
+    }
+}
+
 /// `value[key]` as a string.
 pub fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
