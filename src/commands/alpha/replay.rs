@@ -28,6 +28,11 @@ impl CommandLine {
     fn flag(&mut self, name: &str, value: impl Into<String>) {
         self.0.push(format!("--{name}={}", value.into()));
     }
+
+    /// `edit --plugins=<key>`: a plugin of the whole project.
+    fn is_project_plugin(&self) -> bool {
+        self.0.len() == 2 && self.0[0] == "edit" && self.0[1].starts_with("--plugins=")
+    }
 }
 
 /// As a user would type it: `operator-rs create api --group crew …`, quoted for a POSIX shell
@@ -355,12 +360,32 @@ fn run_all(
                 recognized.source_date_epoch().to_string(),
             );
         }
-        run_shown(command, &line.to_string())?;
+        match run_shown(command, &line.to_string()) {
+            Err(err) if line.is_project_plugin() && unknown_plugin(&err) => {
+                // An older release without the plugin (the ancestor of `alpha update`): its
+                // scaffold goes without the plugin's files, which then count as the user's.
+                println!("(this operator-rs has no such plugin: its scaffold goes without it)");
+            }
+            result => result?,
+        }
     }
     if make {
         make_manifests(dir)?;
     }
     Ok(())
+}
+
+/// Whether `err`, from `edit --plugins <key>`, says the binary does not know the plugin (or the
+/// flag: releases before plugins of the whole project).
+fn unknown_plugin(err: &anyhow::Error) -> bool {
+    let text = format!("{err:#}");
+    [
+        "unknown plugin",
+        "which operator-rs does not have",
+        "unexpected argument '--plugins",
+    ]
+    .iter()
+    .any(|s| text.contains(s))
 }
 
 /// `make manifests` in `dir`, shown like the commands.
@@ -594,5 +619,27 @@ mod tests {
             .map(ToString::to_string)
             .collect();
         assert_eq!(after, ["operator-rs edit --plugins=helm/v2-alpha"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_older_binary_without_a_plugin_scaffolds_without_it() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let binary = dir.path().join("operator-rs-old");
+        std::fs::write(
+            &binary,
+            "#!/bin/sh\nif [ \"$2\" = --plugins=helm/v2-alpha ]; then\n  echo 'error: --plugins \"helm/v2-alpha\": unknown plugin' >&2; exit 2\nfi\n\
+             if [ \"$1\" = edit ]; then echo 'error: disk full' >&2; exit 1; fi\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut helm = CommandLine::new(&["edit"]);
+        helm.flag("plugins", "helm/v2-alpha");
+        run_all(&binary, dir.path(), &[helm], &License::None, false).unwrap();
+        let mut grafana = CommandLine::new(&["edit"]);
+        grafana.flag("plugins", "grafana/v1-alpha");
+        let err = run_all(&binary, dir.path(), &[grafana], &License::None, false).unwrap_err();
+        assert!(format!("{err:#}").contains("disk full"), "{err:#}");
     }
 }
