@@ -58,8 +58,38 @@ impl Doc {
                 }
             }
         }
-        out.replace(NAMESPACE, "{{ .Release.Namespace }}")
+        joined(&out).replace(NAMESPACE, "{{ .Release.Namespace }}")
     }
+}
+
+/// `text` with each `{{- end }}` that is followed by the same `{{- if … }}` it closes taken out
+/// with that line: consecutive items under one switch read as one block.
+fn joined(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut open: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim();
+        if line == "{{- end }}" {
+            if open.last().is_some_and(|o| o.starts_with("{{- if "))
+                && lines.get(i + 1).map(|l| l.trim()) == open.last().copied()
+            {
+                i += 2;
+                continue;
+            }
+            open.pop();
+        } else if ["{{- if ", "{{- with ", "{{- range "]
+            .iter()
+            .any(|p| line.starts_with(p))
+        {
+            open.push(line);
+        }
+        out.push_str(lines[i]);
+        out.push('\n');
+        i += 1;
+    }
+    out
 }
 
 /// The block a placeholder line stands for.
@@ -198,6 +228,15 @@ mod tests {
         assert_eq!(
             doc.text(&Value::Mapping(map)),
             "name: {{ .Release.Namespace }}\nspec:\n  replicas: {{ .Values.x }}\n"
+        );
+    }
+
+    #[test]
+    fn one_switch_for_consecutive_items() {
+        let text = "a:\n{{- if X }}\n- 1\n{{- end }}\n{{- if X }}\n- 2\n{{- end }}\n{{- if Y }}\n- 3\n{{- end }}\n";
+        assert_eq!(
+            joined(text),
+            "a:\n{{- if X }}\n- 1\n- 2\n{{- end }}\n{{- if Y }}\n- 3\n{{- end }}\n"
         );
     }
 
