@@ -9,6 +9,9 @@ use serde_yaml::{Mapping, Value};
 
 use super::manager;
 use super::render::Rendered;
+use super::switches::{
+    CERT_MANAGER, CRD, Features, HELPERS, METRICS, NETWORK_POLICY, PROMETHEUS, WEBHOOK,
+};
 use super::yaml::{self, Doc};
 
 /// A template of the chart: its path under `templates/` and its text.
@@ -18,17 +21,6 @@ pub struct Template {
     pub text: String,
 }
 
-/// What the project has, which decides the blocks of `values.yaml` and the switches.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Features {
-    pub webhooks: bool,
-    pub cert_manager: bool,
-    /// config/default installs a ServiceMonitor (the user uncommented `../prometheus`).
-    pub prometheus_by_default: bool,
-    /// config/default installs the network policies.
-    pub network_policy_by_default: bool,
-}
-
 /// The chart made from the rendered config.
 pub struct Chart {
     pub templates: Vec<Template>,
@@ -36,15 +28,6 @@ pub struct Chart {
     /// The manager's settings that `values.yaml` starts from.
     pub manager: manager::Defaults,
 }
-
-/// The values the switches of the areas read.
-pub const CRD: &str = ".Values.crd.enabled";
-pub const HELPERS: &str = ".Values.rbac.helpers.enabled";
-pub const METRICS: &str = ".Values.metrics.enabled";
-pub const WEBHOOK: &str = ".Values.webhook.enabled";
-pub const CERT_MANAGER: &str = ".Values.certManager.enabled";
-pub const PROMETHEUS: &str = ".Values.prometheus.enabled";
-pub const NETWORK_POLICY: &str = ".Values.networkPolicy.enabled";
 
 /// The chart of the objects `rendered` holds; `chart` is the chart's name (the project's).
 pub fn build(rendered: &Rendered, chart: &str) -> Result<Chart> {

@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 use serde_yaml::{Mapping, Value};
 
-use super::chart::{Features, METRICS, WEBHOOK};
+use super::switches::{Features, METRICS, WEBHOOK};
 use super::yaml::{self, Doc};
 
 /// The manager's settings as config/ has them: where `values.yaml` starts.

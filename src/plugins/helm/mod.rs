@@ -17,6 +17,7 @@ mod chart;
 mod generated;
 mod manager;
 mod render;
+mod switches;
 mod values;
 mod yaml;
 

@@ -9,8 +9,8 @@
 use anyhow::{Context as _, Result};
 use serde_yaml::{Mapping, Value};
 
-use super::chart::Features;
 use super::manager::Defaults;
+use super::switches::Features;
 
 /// One top-level block: its key and its text (comments included).
 pub struct Block {
