@@ -241,7 +241,7 @@ fn refusals() {
     );
     assert_refused(
         &dir,
-        &["edit", "--plugins", "helm.kubebuilder.io/v2-alpha"],
+        &["edit", "--plugins", "helm.kubebuilder.io/v1-alpha"],
         &["--plugins", "helm plugin"],
     );
     assert_refused(&dir, &["edit", "--owner", "a\tb"], &["--owner"]);

@@ -12,8 +12,10 @@
 //! commands know no plugin by name: adding one is a module here and a line in [`ALL`].
 //! docs/plugins.md tells how to write one.
 
+pub mod autoupdate;
 pub mod deploy_image;
 pub mod grafana;
+pub mod helm;
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -26,7 +28,12 @@ use crate::scaffold::table::Renderer;
 use crate::vars::{ApiVars, ProjectVars, SpecVars};
 
 /// Every plugin operator-rs has.
-pub static ALL: &[&dyn Plugin] = &[&deploy_image::DeployImage, &grafana::Grafana];
+pub static ALL: &[&dyn Plugin] = &[
+    &deploy_image::DeployImage,
+    &grafana::Grafana,
+    &helm::Helm,
+    &autoupdate::AutoUpdate,
+];
 
 /// A plugin: its keys, its record in PROJECT, and its part in each command it works with (none
 /// by default).
@@ -57,7 +64,11 @@ pub trait Plugin: Sync {
         selected: bool,
     ) -> Result<Option<Box<dyn ApiPart>>> {
         if selected {
-            bail!("the {} plugin has no part in create api", self.short_key());
+            bail!(
+                "--plugins {}: the plugin has no part in create api; {}",
+                self.short_key(),
+                self.usage()
+            );
         }
         Ok(None)
     }
@@ -84,6 +95,13 @@ pub trait Plugin: Sync {
     /// generate` and `alpha update` carry them into the project they scaffold again.
     fn input_files(&self, _project: &Project) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Whether its project part renders from what `make manifests` writes (the Helm chart is
+    /// made from the CRDs and webhook manifests): `alpha generate` and `alpha update` replay it
+    /// after `make manifests`, and not at all when they do not run it.
+    fn renders_manifests(&self) -> bool {
+        false
     }
 }
 
@@ -236,7 +254,7 @@ const LAYOUT_KEYS: &[&str] = &[
 ];
 
 /// kubebuilder's optional plugins that operator-rs does not have.
-const UNAVAILABLE: &[&str] = &["helm", "autoupdate", "kustomize/v1", "declarative"];
+const UNAVAILABLE: &[&str] = &["helm", "kustomize/v1", "declarative"];
 
 /// The plugins and layout keys that `keys` (the values of `--plugins`) name; `command` names the
 /// command in errors.
@@ -320,6 +338,8 @@ pub fn spec_of(project: &Project, gvk: Gvk) -> Option<SpecVars> {
 pub(crate) fn tables() -> Vec<&'static dyn crate::scaffold::table::Checked> {
     let mut tables = deploy_image::tables();
     tables.extend(grafana::tables());
+    tables.extend(helm::tables());
+    tables.extend(autoupdate::tables());
     tables
 }
 
@@ -352,7 +372,7 @@ mod tests {
             assert_eq!(selection.plugins.len(), 1, "{key}");
             assert_eq!(selection.plugins[0].key(), deploy_image::PLUGIN_KEY);
         }
-        let err = select(&keys(&["helm.kubebuilder.io/v2-alpha"]), "edit").unwrap_err();
+        let err = select(&keys(&["helm.kubebuilder.io/v1-alpha"]), "edit").unwrap_err();
         assert!(err.to_string().contains("helm plugin"), "{err}");
         assert!(err.to_string().contains("deploy-image/v1-alpha"), "{err}");
         let err = select(&keys(&["go/v3"]), "init").unwrap_err();

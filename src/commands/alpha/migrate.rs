@@ -34,7 +34,8 @@ pub fn run(args: &AlphaMigrateArgs, cwd: &Path) -> Result<()> {
 
     // The Go project holds what the plugins read (the Grafana plugin's config of custom metrics).
     let replay = Replay::new(&project, license, Some(&from))?;
-    let tree_dir = replay.scaffold(&super::this_binary()?, "migrated", false)?;
+    let binary = super::this_binary()?;
+    let tree_dir = replay.scaffold(&binary, "migrated", false)?;
 
     let crds = read_crds(&from.join("config/crd/bases"))?;
     let mut api_files = Vec::new();
@@ -54,7 +55,7 @@ pub fn run(args: &AlphaMigrateArgs, cwd: &Path) -> Result<()> {
         std::fs::write(path, text)?;
     }
     if args.make {
-        replay.make_manifests(&tree_dir)?;
+        replay.make_manifests(&binary, &tree_dir)?;
     }
     super::generate::write_tree(&tree_dir, &output, None, args.common.dry_run)?;
     println!(

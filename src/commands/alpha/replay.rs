@@ -28,6 +28,11 @@ impl CommandLine {
     fn flag(&mut self, name: &str, value: impl Into<String>) {
         self.0.push(format!("--{name}={}", value.into()));
     }
+
+    /// `edit --plugins=<key>`: a plugin of the whole project.
+    fn is_project_plugin(&self) -> bool {
+        self.0.len() == 2 && self.0[0] == "edit" && self.0[1].starts_with("--plugins=")
+    }
 }
 
 /// As a user would type it: `operator-rs create api --group crew …`, quoted for a POSIX shell
@@ -119,12 +124,22 @@ fn command_lines(project: &Project, license: &License, license_file: &Path) -> V
         }
     }
     // The plugins of the whole project last: they render from everything else.
-    for plugin in plugins::recorded_project_parts(project) {
-        let mut edit = CommandLine::new(&["edit"]);
-        edit.flag("plugins", plugin.short_key());
-        lines.push(edit);
-    }
+    lines.extend(plugin_lines(project, false));
     lines
+}
+
+/// `edit --plugins <key>` of the project-wide plugins that render (`manifests`) or do not render
+/// from what `make manifests` writes (the Helm chart does).
+fn plugin_lines(project: &Project, manifests: bool) -> Vec<CommandLine> {
+    plugins::recorded_project_parts(project)
+        .into_iter()
+        .filter(|plugin| plugin.renders_manifests() == manifests)
+        .map(|plugin| {
+            let mut edit = CommandLine::new(&["edit"]);
+            edit.flag("plugins", plugin.short_key());
+            edit
+        })
+        .collect()
 }
 
 /// The files that the commands of `project` read from the project folder: the CRD files of its
@@ -272,6 +287,8 @@ pub struct Replay {
     scratch: tempfile::TempDir,
     project_name: String,
     lines: Vec<CommandLine>,
+    /// The plugins' lines that run after `make manifests` (none without it).
+    after_manifests: Vec<CommandLine>,
     license: License,
     /// Files the commands read (external kinds' CRDs), copied from `input` into every folder.
     inputs: Option<(Project, std::path::PathBuf)>,
@@ -288,6 +305,7 @@ impl Replay {
         }
         Ok(Self {
             lines: command_lines(project, &license, &license_file),
+            after_manifests: plugin_lines(project, true),
             project_name: project.project_name.clone(),
             license,
             inputs: input.map(|i| (project.clone(), i.to_path_buf())),
@@ -304,12 +322,21 @@ impl Replay {
             copy_input_files(project, input, &root)?;
         }
         run_all(binary, &root, &self.lines, &self.license, make)?;
+        if make {
+            run_all(binary, &root, &self.after_manifests, &self.license, false)?;
+        } else {
+            for line in &self.after_manifests {
+                println!("(not run without make manifests, whose output it renders from: {line})");
+            }
+        }
         Ok(root)
     }
 
-    /// `make manifests` in a folder [`Replay::scaffold`] made (after more edits there).
-    pub fn make_manifests(&self, root: &Path) -> Result<()> {
-        make_manifests(root)
+    /// `make manifests` in a folder [`Replay::scaffold`] made (after more edits there), then the
+    /// plugins that render from it, with `binary`.
+    pub fn make_manifests(&self, binary: &Path, root: &Path) -> Result<()> {
+        make_manifests(root)?;
+        run_all(binary, root, &self.after_manifests, &self.license, false)
     }
 }
 
@@ -333,12 +360,32 @@ fn run_all(
                 recognized.source_date_epoch().to_string(),
             );
         }
-        run_shown(command, &line.to_string())?;
+        match run_shown(command, &line.to_string()) {
+            Err(err) if line.is_project_plugin() && unknown_plugin(&err) => {
+                // An older release without the plugin (the ancestor of `alpha update`): its
+                // scaffold goes without the plugin's files, which then count as the user's.
+                println!("(this operator-rs has no such plugin: its scaffold goes without it)");
+            }
+            result => result?,
+        }
     }
     if make {
         make_manifests(dir)?;
     }
     Ok(())
+}
+
+/// Whether `err`, from `edit --plugins <key>`, says the binary does not know the plugin (or the
+/// flag: releases before plugins of the whole project).
+fn unknown_plugin(err: &anyhow::Error) -> bool {
+    let text = format!("{err:#}");
+    [
+        "unknown plugin",
+        "which operator-rs does not have",
+        "unexpected argument '--plugins",
+    ]
+    .iter()
+    .any(|s| text.contains(s))
 }
 
 /// `make manifests` in `dir`, shown like the commands.
@@ -554,5 +601,45 @@ mod tests {
             ),
             "{api}"
         );
+    }
+
+    #[test]
+    fn the_chart_is_made_after_make_manifests() {
+        let mut p = project();
+        for key in [plugins::helm::PLUGIN_KEY, plugins::grafana::PLUGIN_KEY] {
+            p.plugins
+                .insert(key.into(), serde_yaml::from_str("{}").unwrap());
+        }
+        let lines = command_lines(&p, &License::None, Path::new("unused"));
+        let last = lines.last().unwrap().to_string();
+        assert_eq!(last, "operator-rs edit --plugins=grafana/v1-alpha");
+        assert!(!lines.iter().any(|l| l.to_string().contains("helm")));
+        let after: Vec<String> = plugin_lines(&p, true)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(after, ["operator-rs edit --plugins=helm/v2-alpha"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_older_binary_without_a_plugin_scaffolds_without_it() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let binary = dir.path().join("operator-rs-old");
+        std::fs::write(
+            &binary,
+            "#!/bin/sh\nif [ \"$2\" = --plugins=helm/v2-alpha ]; then\n  echo 'error: --plugins \"helm/v2-alpha\": unknown plugin' >&2; exit 2\nfi\n\
+             if [ \"$1\" = edit ]; then echo 'error: disk full' >&2; exit 1; fi\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut helm = CommandLine::new(&["edit"]);
+        helm.flag("plugins", "helm/v2-alpha");
+        run_all(&binary, dir.path(), &[helm], &License::None, false).unwrap();
+        let mut grafana = CommandLine::new(&["edit"]);
+        grafana.flag("plugins", "grafana/v1-alpha");
+        let err = run_all(&binary, dir.path(), &[grafana], &License::None, false).unwrap_err();
+        assert!(format!("{err:#}").contains("disk full"), "{err:#}");
     }
 }

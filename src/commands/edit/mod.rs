@@ -32,7 +32,7 @@ use crate::vars::ProjectVars;
 pub fn run(args: &EditArgs, dir: &Path) -> Result<()> {
     let (plan, notes) = plan(args, dir, crate::boilerplate::current_year())?;
     super::finish(&plan, args.common.dry_run)?;
-    for note in notes {
+    for note in notes.iter().chain(plan.notes()) {
         println!("note: {note}");
     }
     Ok(())
