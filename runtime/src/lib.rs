@@ -6,8 +6,10 @@
 //!
 //! - [`manager`]: the process that runs the controllers: kubebuilder's flags, logging, health and
 //!   readiness probes, graceful shutdown, `WATCH_NAMESPACE`, Lease leader election, and the
-//!   metrics server (controller-runtime's metric names, authorized by TokenReview and
-//!   SubjectAccessReview).
+//!   metrics server. It knows controllers only as [`manager::Runnable`]s.
+//! - [`metrics`]: the Prometheus registry that `/metrics` serves, with controller-runtime's
+//!   metric names (authorized by TokenReview and SubjectAccessReview), which the manager, the
+//!   controllers and the webhooks record into, and so can your code.
 //! - [`controller`]: runs one kube-runtime controller per watched namespace with metrics, retry
 //!   backoff, events and readiness, so that a controller file holds only `reconcile`, its RBAC
 //!   rules and its tests.
@@ -28,6 +30,7 @@ pub mod controller;
 pub mod e2e;
 pub mod manager;
 pub mod manifests;
+pub mod metrics;
 pub mod testing;
 pub mod webhook;
 

@@ -17,14 +17,10 @@ use kube::runtime::events::EventType;
 use kube::runtime::watcher;
 use kube::{Client, CustomResourceExt as _, Resource as _};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::controller::finalizer::{self, finalizer};
 use crate::controller::{Context, Runner, Shared, condition, conditions_to_apply, is_applied};
-use crate::manager::health::Readiness;
-use crate::manager::metrics::Metrics;
-use crate::manager::namespaces::WatchNamespaces;
 use crate::testing::fake::{FakeApiServer, Verb};
 
 const NAME: &str = "widget-controller";
@@ -123,15 +119,11 @@ async fn apply(widget: &Widget, ctx: &Context<Reconciles>) -> Result<Action, Err
     Ok(Action::requeue(Duration::from_secs(300)))
 }
 
-/// What the manager would hand the controller, around `client`.
+/// What the manager would hand the controller, around `client`, with 2 workers.
 fn shared(client: Client) -> Shared {
     Shared {
-        client,
-        readiness: Readiness::default(),
-        shutdown: CancellationToken::new(),
-        metrics: Metrics::new(),
-        watch_namespaces: WatchNamespaces::All,
         max_concurrent_reconciles: 2,
+        ..Shared::new(client)
     }
 }
 
