@@ -13,6 +13,8 @@
 //! - [`controller`]: runs one kube-runtime controller per watched namespace with metrics, retry
 //!   backoff, events and readiness, so that a controller file holds only `reconcile`, its RBAC
 //!   rules and its tests.
+//! - [`cache`]: what the controllers' watches hold, which they read from instead of the API
+//!   server: by name, namespace, labels, owner, or an index of their own.
 //! - [`webhook`]: the HTTPS server for admission and conversion webhooks, and the
 //!   [`webhook::Defaulter`], [`webhook::Validator`] and [`webhook::Converter`] that a project's
 //!   webhooks implement.
@@ -24,8 +26,10 @@
 //!   `kubectl`, waiting, the metrics endpoint.
 //!
 //! The crate re-exports the versions of [`kube`] and [`k8s_openapi`] it is built with, so that a
-//! project and its runtime always agree on them.
+//! project and its runtime always agree on them, and [`prometheus_client`], for metrics of a
+//! project's own ([`metrics::Metrics::register`]).
 
+pub mod cache;
 pub mod controller;
 pub mod e2e;
 pub mod manager;
@@ -36,3 +40,4 @@ pub mod webhook;
 
 pub use k8s_openapi;
 pub use kube;
+pub use prometheus_client;

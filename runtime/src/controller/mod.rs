@@ -7,19 +7,22 @@
 //! takes care of namespaces, metrics, retries, readiness and shutdown, so that the controller's
 //! file holds only its `reconcile` function, its RBAC rules and its tests.
 
+mod context;
 pub mod events;
 pub mod finalizer;
 mod owned;
 pub mod recovery;
 mod runner;
-mod written;
+mod watches;
 
+pub use context::{Context, Scope, qualified_name};
 pub use finalizer::finalizer;
 pub use owned::{Applied, owner_reference};
-pub use runner::{
-    Context, LAST_APPLIED, Runner, Scope, hash_of, owned_changes, qualified_name, spec_changes,
-    strip_for_cache,
-};
+pub use runner::Runner;
+pub use watches::{WATCH_MAX_DELAY, hash_of, owned_changes, spec_changes};
+
+/// What the caches keep of an object, now the [`cache`](crate::cache) module's.
+pub use crate::cache::{LAST_APPLIED, strip_for_cache};
 
 use std::hash::Hash;
 
@@ -121,7 +124,7 @@ impl Shared {
     /// `store` is the controller's cache ([`kube::runtime::Controller::store`]) and `main_loop` the
     /// future that drives [`kube::runtime::Controller::run`] to its end. The returned future:
     ///
-    /// - registers the controller with [`Readiness`] under `name` right away (so call this from
+    /// - registers the controller with [`Readiness`](crate::manager::health::Readiness) under `name` right away (so call this from
     ///   `setup`, not from inside an `async` block) and marks it synced once `store` is filled;
     /// - stops at once if shutdown starts before the cache ever synced: nothing can be reconciling
     ///   then, and kube-runtime would otherwise keep waiting for that first sync (for instance while

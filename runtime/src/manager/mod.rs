@@ -159,10 +159,10 @@ async fn run(
         None
     };
 
-    let client = client::build(flags.kube_api_qps, flags.kube_api_burst).await?;
+    let metrics = Metrics::new();
+    let client = client::build(flags.kube_api_qps, flags.kube_api_burst, &metrics).await?;
 
     let readiness = Readiness::default();
-    let metrics = Metrics::new();
     let mut tasks: JoinSet<TaskResult> = JoinSet::new();
 
     if let Some(address) = flags.health_probe_bind_address.socket_addr() {
@@ -203,9 +203,8 @@ async fn run(
 
     // The webhook server runs on every replica, leader or not.
     let webhook_config = webhook_config(&flags);
-    if let Some(server) = crate::webhook::start(&webhook_config, webhooks, shutdown.clone())
-        .context("cannot start the webhook server")?
-    {
+    let started = crate::webhook::start(&webhook_config, webhooks, &metrics, shutdown.clone());
+    if let Some(server) = started.context("cannot start the webhook server")? {
         tasks.spawn(async move {
             let result = server.await.map_err(anyhow::Error::from);
             ("webhook server".to_owned(), result)
@@ -236,12 +235,17 @@ async fn run(
         Some(config) => {
             // Standbys are ready: they only wait for leadership (as in controller-runtime).
             readiness.set_standby(true);
+            // `leader_election_master_status`: 0 until elected, and again once the Lease is
+            // released or lost.
+            let leading = metrics.leader_election(&config.lease_name);
             let elector = LeaderElector::new(client.clone(), config).with_events(client);
             let on_elected = {
-                let (elected, readiness) = (elected.clone(), readiness.clone());
+                let (elected, readiness, leading) =
+                    (elected.clone(), readiness.clone(), leading.clone());
                 move || {
                     tracing::info!("became the leader, starting controllers");
                     readiness.set_standby(false);
+                    leading.set_leading(true);
                     elected.cancel();
                 }
             };
@@ -251,6 +255,7 @@ async fn run(
             let shutdown = shutdown.clone();
             tasks.spawn(async move {
                 let result = leader::run(elector, shutdown, on_elected, stopped).await;
+                leading.set_leading(false);
                 (
                     "leader election".to_owned(),
                     result.map_err(anyhow::Error::from),
