@@ -40,6 +40,7 @@
 //! objects by key without going through them all: the custom resources that name a Secret, for a
 //! watch of Secrets to reconcile.
 
+mod compact;
 mod index;
 mod written;
 
@@ -53,7 +54,10 @@ use futures::FutureExt as _;
 use kube::Resource;
 use kube::core::{Selector, SelectorExt as _};
 use kube::runtime::reflector::{self, ObjectRef, Store, store::Writer};
+
+use compact::Compact;
 use kube::runtime::watcher;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use index::{Index, KeyFn};
@@ -78,12 +82,19 @@ pub fn strip_for_cache<K: Resource>(object: &mut K) {
 /// resources, `PartialObjectMeta<K>` for the metadata of a `K` alone). Implemented for every such
 /// type; you never implement it yourself.
 pub trait Cacheable:
-    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
 {
 }
 
 impl<K> Cacheable for K where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + Send
+        + Sync
+        + 'static
 {
 }
 
@@ -93,6 +104,12 @@ impl<K> Cacheable for K where
 /// far: nothing before the cache has synced ([`Cache::is_synced`]; [`Context::get`](crate::controller::Context::get)
 /// reads from the API server until then). `namespace` arguments are `None` for every namespace
 /// (and for cluster-scoped kinds).
+///
+/// The reconciled kind is kept as structs (kube's `Controller` reads them); the other kinds are
+/// kept compact, as JSON that a read decodes (a Deployment: 0.6 KB of memory instead of 7.9 KB,
+/// tens of microseconds per read), so a lookup by name or index is cheap but a list or a
+/// selection decodes every object of the namespace: for a lookup on every reconciliation among
+/// many objects, declare an index.
 pub struct Cache<K: Cacheable> {
     inner: Arc<Inner<K>>,
 }
@@ -120,8 +137,50 @@ struct Inner<K: Cacheable> {
 struct Part<K: Cacheable> {
     /// The namespace it watches; `None`: every namespace.
     namespace: Option<String>,
-    store: Store<K>,
+    store: Storage<K>,
     indexes: Vec<Arc<Index<K>>>,
+}
+
+/// Where the objects of one watch are kept: kube's reflector store for the reconciled kind,
+/// which kube's `Controller` reads, and a [`Compact`] one for the others, at a fraction of the
+/// memory.
+#[derive(Clone)]
+enum Storage<K: Cacheable> {
+    Structs(Store<K>),
+    Compact(Arc<Compact<K>>),
+}
+
+impl<K: Cacheable> Storage<K> {
+    fn is_listed(&self) -> bool {
+        match self {
+            Storage::Structs(store) => {
+                let ready = store.wait_until_ready().now_or_never();
+                ready.is_some_and(|ready| ready.is_ok())
+            }
+            Storage::Compact(store) => store.is_listed(),
+        }
+    }
+
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
+        match self {
+            Storage::Structs(store) => {
+                let reference = ObjectRef::<K>::new(name);
+                let reference = match namespace {
+                    Some(namespace) => reference.within(namespace),
+                    None => reference,
+                };
+                store.get(&reference)
+            }
+            Storage::Compact(store) => store.get(namespace, name),
+        }
+    }
+
+    fn select(&self, matches: impl Fn(&K) -> bool) -> Vec<Arc<K>> {
+        match self {
+            Storage::Structs(store) => store.state_filter(matches),
+            Storage::Compact(store) => store.select(matches),
+        }
+    }
 }
 
 impl<K: Cacheable> Part<K> {
@@ -164,25 +223,16 @@ impl<K: Cacheable> Cache<K> {
     /// what exists (an object it does not have does not exist, or is not selected by the watch).
     pub fn is_synced(&self) -> bool {
         let parts = self.parts();
-        !parts.is_empty()
-            && parts.iter().all(|part| {
-                let ready = part.store.wait_until_ready().now_or_never();
-                ready.is_some_and(|ready| ready.is_ok())
-            })
+        !parts.is_empty() && parts.iter().all(|part| part.store.is_listed())
     }
 
     /// The object `name` in `namespace`, or `None` if the cache does not have it.
     pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
-        let reference = ObjectRef::<K>::new(name);
-        let reference = match namespace {
-            Some(namespace) => reference.within(namespace),
-            None => reference,
-        };
         let cached = self
             .parts()
             .iter()
             .filter(|part| part.covers(namespace))
-            .find_map(|part| part.store.get(&reference));
+            .find_map(|part| part.store.get(namespace, name));
         match cached {
             Some(cached) => Some(self.inner.written.latest(cached)),
             // Written by the controller a moment ago, and not in the cache yet.
@@ -244,7 +294,10 @@ impl<K: Cacheable> Cache<K> {
                 continue;
             };
             let objects = index.get(key).into_iter();
-            let objects = objects.filter_map(|reference| part.store.get(&reference));
+            let objects = objects.filter_map(|reference| {
+                part.store
+                    .get(reference.namespace.as_deref(), &reference.name)
+            });
             found.extend(objects.filter(|object| in_namespace(object.as_ref(), namespace)));
         }
         let has_key = |object: &K| keys(object).iter().any(|k| k == key);
@@ -267,7 +320,7 @@ impl<K: Cacheable> Cache<K> {
         let mut found = Vec::new();
         for part in self.parts().iter().filter(|part| part.covers(namespace)) {
             let matching = |object: &K| in_namespace(object, namespace) && matches(object);
-            found.extend(part.store.state_filter(matching));
+            found.extend(part.store.select(matching));
         }
         self.with_writes(found, namespace, matches)
     }
@@ -331,10 +384,23 @@ impl<K: Cacheable> Cache<K> {
         self.inner.watched.store(true, Ordering::Relaxed);
     }
 
-    /// A new part of the cache, for one watch of `namespace` (`None`: every namespace), and what
+    /// A new part of the cache for one watch of `namespace` (`None`: every namespace), in kube's
+    /// reflector store (for the reconciled kind, which kube's `Controller` reads), and what
     /// applies the watch's events to it.
-    pub(crate) fn feed(&self, namespace: Option<&str>) -> Feed<K> {
+    pub(crate) fn feed_structs(&self, namespace: Option<&str>) -> Feed<K> {
         let (store, writer) = reflector::store::<K>();
+        self.add_part(namespace, Storage::Structs(store), Writes::Structs(writer))
+    }
+
+    /// A new part of the cache for one watch of `namespace`, kept [`Compact`], and what applies
+    /// the watch's events to it.
+    pub(crate) fn feed(&self, namespace: Option<&str>) -> Feed<K> {
+        let store = Compact::new();
+        let writes = Writes::Compact(Arc::clone(&store));
+        self.add_part(namespace, Storage::Compact(store), writes)
+    }
+
+    fn add_part(&self, namespace: Option<&str>, store: Storage<K>, writes: Writes<K>) -> Feed<K> {
         let definitions = self
             .inner
             .indexes
@@ -357,7 +423,7 @@ impl<K: Cacheable> Cache<K> {
         });
         Feed {
             namespace: namespace.map(str::to_owned),
-            writer,
+            writes,
             store,
             indexes,
             written: self.inner.written.clone(),
@@ -379,23 +445,47 @@ pub(crate) enum Phase {
 /// controller's writes that it brings.
 pub(crate) struct Feed<K: Cacheable> {
     namespace: Option<String>,
-    writer: Writer<K>,
-    store: Store<K>,
+    writes: Writes<K>,
+    store: Storage<K>,
     indexes: Vec<Arc<Index<K>>>,
     written: Written<K>,
     phase: Phase,
 }
 
+/// What writes a part's store.
+enum Writes<K: Cacheable> {
+    Structs(Writer<K>),
+    Compact(Arc<Compact<K>>),
+}
+
 impl<K: Cacheable> Feed<K> {
-    /// The part's store (what kube's `Controller` reads the reconciled objects from).
-    pub(crate) fn store(&self) -> Store<K> {
-        self.store.clone()
+    /// The part's store when it is kube's (what kube's `Controller` reads the reconciled objects
+    /// from).
+    pub(crate) fn reflector_store(&self) -> Option<Store<K>> {
+        match &self.store {
+            Storage::Structs(store) => Some(store.clone()),
+            Storage::Compact(_) => None,
+        }
+    }
+
+    /// Completes once the watch has listed its objects.
+    pub(crate) fn listed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let store = self.store.clone();
+        async move {
+            match store {
+                // An error means the store was dropped: the controller is stopping.
+                Storage::Structs(store) => drop(store.wait_until_ready().await),
+                Storage::Compact(store) => store.listed().await,
+            }
+        }
     }
 
     /// The version of `object` that the part holds now: before the event that brings `object`
     /// is applied, the previous one. While the watch relists, the one from before the relist.
     pub(crate) fn cached(&self, object: &K) -> Option<Arc<K>> {
-        self.store.get(&ObjectRef::from_obj(object))
+        let meta = object.meta();
+        let name = meta.name.as_deref().unwrap_or_default();
+        self.store.get(meta.namespace.as_deref(), name)
     }
 
     /// Where the watch stands, as of the last event applied.
@@ -405,7 +495,10 @@ impl<K: Cacheable> Feed<K> {
 
     /// Applies one event of the watch.
     pub(crate) fn apply(&mut self, event: &watcher::Event<K>) {
-        self.writer.apply_watcher_event(event);
+        match &mut self.writes {
+            Writes::Structs(writer) => writer.apply_watcher_event(event),
+            Writes::Compact(store) => store.apply(event),
+        }
         for index in &self.indexes {
             index.apply(event);
         }

@@ -1,12 +1,10 @@
 //! [`Context`]: what a `reconcile` function gets besides the object.
 
-use std::fmt::Debug;
 use std::sync::Arc;
 
 use kube::api::{Patch, PatchParams};
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::{Api, Client, Resource};
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::events::{Event, EventType, Recorder, Reporter};
@@ -144,7 +142,7 @@ impl<S> Context<S> {
     /// again.
     pub async fn apply_status<K>(&self, object: &K, status: Value) -> Result<K, kube::Error>
     where
-        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K: Cacheable,
         K::Scope: Scope,
     {
         let api =

@@ -279,7 +279,7 @@ where
             } else {
                 Cache::<T>::new().feed(None)
             };
-            let store = feed.store();
+            let listed = feed.listed();
             let events = watcher(api, config.clone())
                 .backoff(watch_backoff())
                 .modify(strip_for_cache::<T>);
@@ -296,11 +296,7 @@ where
                 })
                 .flatten();
             Watch {
-                synced: async move {
-                    // An error means the watch was dropped: the controller is stopping.
-                    let _ = store.wait_until_ready().await;
-                }
-                .boxed(),
+                synced: listed.boxed(),
                 triggers: triggers.boxed(),
             }
         }));
@@ -404,8 +400,10 @@ where
                 // cached without what no controller reads, and only changes that `reconcile_on`
                 // sees reconcile (by default not the controller's own status writes). The watch
                 // starts once the other kinds are listed.
-                let feed = primary.feed(namespace.as_deref());
-                let store = feed.store();
+                let feed = primary.feed_structs(namespace.as_deref());
+                let store = feed
+                    .reflector_store()
+                    .expect("kube's store, for its Controller");
                 let config_of_watch = watcher_config.clone();
                 let events = future::join_all(synced).into_stream().flat_map(move |_| {
                     watcher(api.clone(), config_of_watch.clone())
