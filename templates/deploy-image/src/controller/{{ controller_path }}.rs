@@ -493,7 +493,7 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
     use kube::{Client, CustomResourceExt as _};
     use operator_rs_runtime::controller::owner_reference;
-    use operator_rs_runtime::testing::fake::{FakeApiServer, Verb};
+    use operator_rs_runtime::testing::fake;
     use operator_rs_runtime::testing::{ApiServer, Method, StatusCode, reconcile_with};
     use serde_json::Value;
 
@@ -783,35 +783,35 @@ mod tests {
     /// controller's cache every time, never with a request of its own.
     #[tokio::test]
     async fn the_controller_converges_reading_deployments_from_its_cache() {
-        let fake = FakeApiServer::new();
+        let server = fake::FakeApiServer::new();
         // The CRD installed, and a stand-in for the Deployment controller that makes the pods of
         // every Deployment available at once.
-        fake.register_crd(&{{ kind }}::crd()).simulate_deployments(true);
+        server.register_crd(&{{ kind }}::crd()).simulate_deployments(true);
         let mut object = {{ kind_snake }}(2, false);
         object.metadata.uid = None;
-        fake.put(&object);
-        let shared = Shared::new(fake.client());
+        server.put(&object);
+        let shared = Shared::new(server.client());
         let controller = tokio::spawn(setup(&shared));
 
         let available = || {
-            let stored = fake.get::<{{ kind }}>(Some("default"), "test");
+            let stored = server.get::<{{ kind }}>(Some("default"), "test");
             let conditions = stored.and_then(|stored| stored.status).unwrap_or_default().conditions;
             conditions.iter().any(|c| c.type_ == AVAILABLE && c.status == "True")
         };
         let replicas = || {
-            let deployment = fake.get::<Deployment>(Some("default"), "test");
+            let deployment = server.get::<Deployment>(Some("default"), "test");
             deployment.and_then(|d| d.spec).and_then(|spec| spec.replicas)
         };
         eventually(|| available() && replicas() == Some(2)).await;
 
         // `kubectl scale deployment test --replicas=5`: put back to the {{ kind }}'s size.
-        let mut scaled = fake.get::<Deployment>(Some("default"), "test").unwrap();
+        let mut scaled = server.get::<Deployment>(Some("default"), "test").unwrap();
         scaled.spec.as_mut().unwrap().replicas = Some(5);
-        fake.put(&scaled);
+        server.put(&scaled);
         eventually(|| replicas() == Some(2)).await;
 
         // Lists and watches only: every read came from the caches.
-        assert_eq!(fake.count(Verb::Get), 0, "{:#?}", fake.requests());
+        assert_eq!(server.count(fake::Verb::Get), 0, "{:#?}", server.requests());
         shared.shutdown.cancel();
         controller.await.unwrap().unwrap();
     }
