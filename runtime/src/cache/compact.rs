@@ -8,6 +8,8 @@
 //! watch brought into it: about 570 bytes for those Deployments, what differs (names, uids,
 //! versions, the instance label, the owner reference). A read applies the patch to a copy of
 //! that first object and decodes the result (tens of microseconds); the watch's events encode.
+//! A merge patch cannot say "this member is `null`" (a `null` removes the member), so an object
+//! with a `null` member (a custom resource's free-form field, say) is kept whole instead.
 //! kube's reflector store, which holds structs, keeps the reconciled kind, which kube's
 //! `Controller` reads from.
 
@@ -63,7 +65,24 @@ fn merge_diff(from: &Value, to: &Value) -> Value {
     }
 }
 
-/// The objects of one watch, as merge patches from the first one, by key.
+/// Whether `value` has a `null` member in an object, at any depth: what a merge patch cannot
+/// carry.
+fn has_null_member(value: &Value) -> bool {
+    match value {
+        Value::Object(members) => members
+            .values()
+            .any(|member| member.is_null() || has_null_member(member)),
+        Value::Array(items) => items.iter().any(has_null_member),
+        _ => false,
+    }
+}
+
+/// The first byte of an encoded object: what follows is a merge patch from the reference.
+const PATCH: u8 = b'p';
+/// The first byte of an encoded object: what follows is the whole object.
+const WHOLE: u8 = b'w';
+
+/// The objects of one watch, as merge patches from the first one (or whole), by key.
 struct Objects {
     /// The first object the watch brought (after a relist, the first it listed).
     reference: Option<Value>,
@@ -82,18 +101,28 @@ impl Objects {
         let Ok(value) = serde_json::to_value(object) else {
             return;
         };
-        let reference = self.reference.get_or_insert_with(|| value.clone());
-        let patch = merge_diff(reference, &value);
-        if let Ok(bytes) = serde_json::to_vec(&patch) {
+        let (form, encoded) = if has_null_member(&value) {
+            (WHOLE, value)
+        } else {
+            let reference = self.reference.get_or_insert_with(|| value.clone());
+            (PATCH, merge_diff(reference, &value))
+        };
+        let mut bytes = vec![form];
+        if serde_json::to_writer(&mut bytes, &encoded).is_ok() {
             self.by_key.insert(key_of(object), bytes.into_boxed_slice());
         }
     }
 
     fn decode<K: Cacheable>(&self, bytes: &[u8]) -> Option<K> {
-        let mut value = self.reference.clone()?;
-        let patch: Value = serde_json::from_slice(bytes).ok()?;
-        json_patch::merge(&mut value, &patch);
-        serde_json::from_value(value).ok()
+        match bytes.split_first()? {
+            (&WHOLE, whole) => serde_json::from_slice(whole).ok(),
+            (_, patch) => {
+                let mut value = self.reference.clone()?;
+                let patch: Value = serde_json::from_slice(patch).ok()?;
+                json_patch::merge(&mut value, &patch);
+                serde_json::from_value(value).ok()
+            }
+        }
     }
 }
 
@@ -282,6 +311,44 @@ mod tests {
         let full = serde_json::to_vec(&deployment("other", 1)).unwrap().len();
         let kept = objects.by_key["default/other"].len();
         assert!(kept * 2 < full, "{kept} bytes kept of {full}");
+    }
+
+    /// A kind with a free-form field, which may hold `null`.
+    #[derive(
+        kube::CustomResource,
+        Clone,
+        Debug,
+        serde::Deserialize,
+        serde::Serialize,
+        schemars::JsonSchema,
+        PartialEq,
+    )]
+    #[kube(
+        group = "test.example.com",
+        version = "v1",
+        kind = "Knob",
+        namespaced,
+        derive = "PartialEq"
+    )]
+    struct KnobSpec {
+        setting: Value,
+        size: u32,
+    }
+
+    /// A `null` member, which a merge patch would drop, comes back: such an object is kept whole.
+    #[test]
+    fn null_members_come_back() {
+        let knob = |name: &str, setting: Value| {
+            let mut knob = Knob::new(name, KnobSpec { setting, size: 1 });
+            knob.metadata.namespace = Some("default".to_owned());
+            knob
+        };
+        let store = Compact::<Knob>::new();
+        let (first, with_null) = (knob("a", json!("on")), knob("b", Value::Null));
+        store.apply(&watcher::Event::Apply(first.clone()));
+        store.apply(&watcher::Event::Apply(with_null.clone()));
+        assert_eq!(*store.get(Some("default"), "b").unwrap(), with_null);
+        assert_eq!(*store.get(Some("default"), "a").unwrap(), first);
     }
 
     /// A relist replaces the objects once complete; until then reads see the old ones.
