@@ -81,3 +81,39 @@ fn a_bad_config_is_refused_and_nothing_is_written() {
         &[CONFIG, "not a Prometheus metric name"],
     );
 }
+
+/// The example at the end of the config, uncommented, is a config the plugin renders: a panel per
+/// metric, the histogram's with the example's own PromQL.
+#[test]
+fn the_configs_example_renders() {
+    let (_tmp, dir) = folder("crew");
+    run_ok(&dir, &["init", "--domain", "example.com"]);
+    run_ok(&dir, &["edit", "--plugins", "grafana/v1-alpha"]);
+    let config = std::fs::read_to_string(dir.join(CONFIG)).unwrap();
+    let (_, example) = config.split_once("# Example:\n").expect("an example");
+    let uncommented: Vec<&str> = example
+        .lines()
+        .map(|line| line.strip_prefix("# ").expect("commented"))
+        .collect();
+    std::fs::write(dir.join(CONFIG), uncommented.join("\n")).unwrap();
+    run_ok(&dir, &["edit", "--plugins", "grafana/v1-alpha"]);
+    let board: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(CUSTOM)).unwrap()).unwrap();
+    let panels = board["panels"].as_array().unwrap();
+    let titles: Vec<&str> = panels
+        .iter()
+        .map(|p| p["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "memcached_resizes_total",
+            "memcached_backup_duration_seconds"
+        ]
+    );
+    let histogram = panels[1]["targets"][0]["expr"].as_str().unwrap();
+    assert!(
+        histogram.starts_with("histogram_quantile(0.99, "),
+        "{histogram}"
+    );
+}

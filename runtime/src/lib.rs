@@ -6,11 +6,15 @@
 //!
 //! - [`manager`]: the process that runs the controllers: kubebuilder's flags, logging, health and
 //!   readiness probes, graceful shutdown, `WATCH_NAMESPACE`, Lease leader election, and the
-//!   metrics server (controller-runtime's metric names, authorized by TokenReview and
-//!   SubjectAccessReview).
+//!   metrics server. It knows controllers only as [`manager::Runnable`]s.
+//! - [`metrics`]: the Prometheus registry that `/metrics` serves, with controller-runtime's
+//!   metric names (authorized by TokenReview and SubjectAccessReview), which the manager, the
+//!   controllers and the webhooks record into, and so can your code.
 //! - [`controller`]: runs one kube-runtime controller per watched namespace with metrics, retry
 //!   backoff, events and readiness, so that a controller file holds only `reconcile`, its RBAC
 //!   rules and its tests.
+//! - [`cache`]: what the controllers' watches hold, which they read from instead of the API
+//!   server: by name, namespace, labels, owner, or an index of their own.
 //! - [`webhook`]: the HTTPS server for admission and conversion webhooks, and the
 //!   [`webhook::Defaulter`], [`webhook::Validator`] and [`webhook::Converter`] that a project's
 //!   webhooks implement.
@@ -28,16 +32,20 @@
 //! `cargo doc -p operator-rs-runtime --all-features`.)
 //!
 //! The crate re-exports the versions of [`kube`] and [`k8s_openapi`] it is built with, so that a
-//! project and its runtime always agree on them.
+//! project and its runtime always agree on them, and [`prometheus_client`], for metrics of a
+//! project's own ([`metrics::Metrics::register`]).
 
+pub mod cache;
 pub mod controller;
 #[cfg(feature = "e2e")]
 pub mod e2e;
 pub mod manager;
 pub mod manifests;
+pub mod metrics;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhook;
 
 pub use k8s_openapi;
 pub use kube;
+pub use prometheus_client;

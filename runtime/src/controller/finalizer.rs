@@ -236,14 +236,18 @@ mod tests {
     async fn a_reconciliation_from_a_stale_cache_sees_the_controllers_own_writes() {
         use k8s_openapi::api::apps::v1::Deployment;
 
-        use crate::controller::written::Written;
+        use crate::cache::Caches;
         let fake = FakeApiServer::new();
         let deployment = Deployment {
             metadata: config_map(&[]).metadata,
             ..Deployment::default()
         };
         let cached = Arc::new(fake.put(&deployment));
-        let ctx = Context::with_written(fake.client(), "tester", (), Written::of::<Deployment>());
+        // The Runner's caches, here of Deployments: the cache itself stays empty, as if its
+        // watch had not brought anything yet.
+        let caches = Caches::default();
+        caches.register::<Deployment>();
+        let ctx = Context::with_caches(fake.client(), "tester", (), caches);
         let reconcile = |object: Arc<Deployment>| {
             finalizer(&ctx, NAME, object, |event| async {
                 let Event::Apply(object) = event else {

@@ -7,34 +7,36 @@
 //! takes care of namespaces, metrics, retries, readiness and shutdown, so that the controller's
 //! file holds only its `reconcile` function, its RBAC rules and its tests.
 
+mod context;
 pub mod events;
 pub mod finalizer;
 mod owned;
 pub mod recovery;
 mod runner;
-mod written;
+mod watches;
 
+pub use context::{Context, Scope, qualified_name};
 pub use finalizer::finalizer;
 pub use owned::{Applied, owner_reference};
-pub use runner::{
-    Context, LAST_APPLIED, Runner, Scope, hash_of, owned_changes, qualified_name, spec_changes,
-    strip_for_cache,
-};
+pub use runner::Runner;
+pub use watches::{WATCH_MAX_DELAY, hash_of, owned_changes, spec_changes};
+
+/// What the caches keep of an object, now the [`cache`](crate::cache) module's.
+pub use crate::cache::{LAST_APPLIED, strip_for_cache};
 
 use std::hash::Hash;
 
-use futures::future::BoxFuture;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
-use kube::Client;
 use kube::runtime::controller::{self, Action};
 use kube::runtime::reflector::{Lookup, ObjectRef, Store};
 use kube::runtime::watcher;
 use tokio_util::sync::CancellationToken;
 
-use crate::manager::health::Readiness;
-use crate::manager::metrics::Metrics;
-use crate::manager::namespaces::WatchNamespaces;
+/// What the manager hands every controller's `setup`: defined by the manager, which knows
+/// controllers only as [`Runnable`]s.
+pub use crate::manager::Shared;
+use crate::manager::{Runnable, RunnableFuture};
 
 /// The type of the RBAC rules of controllers, re-exported for their `rbac_rules()`.
 pub use k8s_openapi::api::rbac::v1::PolicyRule;
@@ -97,39 +99,23 @@ pub fn rbac_rules(controllers: &[ControllerSetup], scope: RbacScope) -> Vec<Poli
         .collect()
 }
 
-/// A controller's main loop, as returned by its `setup` function and run by the manager.
+/// A controller's main loop, as returned by its `setup` function and run by the manager (the
+/// manager's [`RunnableFuture`]).
 ///
 /// The future should run until [`Shared::shutdown`] is cancelled and then return `Ok(())`. If it
 /// returns earlier, or returns an error, the manager shuts the whole process down and exits with a
 /// failure, so that Kubernetes restarts it instead of leaving a pod that silently reconciles nothing.
-pub type ControllerFuture = BoxFuture<'static, anyhow::Result<()>>;
+pub type ControllerFuture = RunnableFuture;
 
-/// What the manager shares with every controller.
-///
-/// Each controller's `setup` function receives it, and usually hands it to a [`Runner`]. Clone the
-/// fields you need into your controller; they are all cheap handles to shared state.
-#[derive(Clone)]
-pub struct Shared {
-    /// Client for the Kubernetes API server, from your kubeconfig when run locally, or from the pod's
-    /// service account in the cluster (which only has the permissions in `config/rbac/`).
-    pub client: Client,
-    /// Tracks which controllers have synced their caches; `/readyz` answers 200 only once all have.
-    /// [`Shared::run_controller`] registers controllers here.
-    pub readiness: Readiness,
-    /// Cancelled when the manager shuts down (on SIGINT or SIGTERM, or after a fatal error). Pass
-    /// `shutdown.clone().cancelled_owned()` to [`kube::runtime::Controller::graceful_shutdown_on`] so
-    /// that reconciliations in flight can finish before the process exits.
-    pub shutdown: CancellationToken,
-    /// The metrics registry: `metrics.controller(name, max_concurrent_reconciles)` gives a
-    /// controller its reconcile metrics (controller-runtime's names); `metrics.register(..)` adds
-    /// metrics of your own to `/metrics`.
-    pub metrics: Metrics,
-    /// The namespaces to watch (`WATCH_NAMESPACE`): `watch_namespaces.apis::<K>(&client)` gives one
-    /// `Api` per watch for a namespaced kind.
-    pub watch_namespaces: WatchNamespaces,
-    /// `--max-concurrent-reconciles`: how many objects a controller may reconcile at once (never
-    /// the same object twice). Pass it to `controller::Config::concurrency`.
-    pub max_concurrent_reconciles: u16,
+/// The manager runs a project's controllers as what it runs on the leader.
+impl Runnable for ControllerSetup {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn start(&self, shared: &Shared) -> RunnableFuture {
+        (self.setup)(shared)
+    }
 }
 
 impl Shared {
@@ -138,7 +124,7 @@ impl Shared {
     /// `store` is the controller's cache ([`kube::runtime::Controller::store`]) and `main_loop` the
     /// future that drives [`kube::runtime::Controller::run`] to its end. The returned future:
     ///
-    /// - registers the controller with [`Readiness`] under `name` right away (so call this from
+    /// - registers the controller with [`Readiness`](crate::manager::health::Readiness) under `name` right away (so call this from
     ///   `setup`, not from inside an `async` block) and marks it synced once `store` is filled;
     /// - stops at once if shutdown starts before the cache ever synced: nothing can be reconciling
     ///   then, and kube-runtime would otherwise keep waiting for that first sync (for instance while
@@ -365,14 +351,7 @@ mod tests {
         let service = tower::service_fn(|_: Request<Body>| async {
             Err::<Response<Body>, _>(std::io::Error::other("no API server in unit tests"))
         });
-        Shared {
-            client: Client::new(service, "default"),
-            readiness: Readiness::default(),
-            shutdown: CancellationToken::new(),
-            metrics: Metrics::new(),
-            watch_namespaces: WatchNamespaces::All,
-            max_concurrent_reconciles: 1,
-        }
+        Shared::new(kube::Client::new(service, "default"))
     }
 
     #[tokio::test]

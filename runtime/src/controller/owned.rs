@@ -11,10 +11,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 use kube::api::{Patch, PatchParams};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
+use super::context::{Context, Scope};
 use super::is_applied;
-use super::runner::{Context, Scope};
+use crate::cache::Cacheable;
 
 /// The controller owner reference to `owner` that Kubernetes expects on what a controller makes:
 /// `controller: true` (one controller per object: `kubectl get` shows it as the owner, and
@@ -55,9 +55,10 @@ impl<K> Applied<K> {
 }
 
 impl<S> Context<S> {
-    /// Makes `object` exist as this controller wants it, owned by `owner`: reads it, and
-    /// server-side applies it as this controller unless it already has every field `object`
-    /// holds ([`is_applied`]: no request, no new version, no watch event).
+    /// Makes `object` exist as this controller wants it, owned by `owner`: reads it (from the
+    /// controller's cache of its kind), and server-side applies it as this controller unless it
+    /// already has every field `object` holds ([`is_applied`]: no request, no new version, no
+    /// watch event).
     ///
     /// `object` gets the controller owner reference of [`owner_reference`] (in place of any it
     /// had) and, when it names no namespace and its kind is namespaced, the owner's namespace.
@@ -66,6 +67,12 @@ impl<S> Context<S> {
     /// the fields it does not set, whoever owns them, such as the `clusterIP` and `nodePort` the
     /// API server allocates to a Service. Fields this controller applied before and leaves out
     /// now are removed, so build the whole object every time.
+    ///
+    /// The object is read as [`Context::get`] reads: from the cache of the kind once it has
+    /// synced (a kind the controller [`owns`](super::Runner::owns) is cached), with the
+    /// controller's own writes that the watch has not brought yet (the apply's answer is one),
+    /// and from the API server otherwise. An object that the controller's watch does not select
+    /// (its label selector) reads as missing: the apply then takes it over, labels and all.
     ///
     /// Like controller-runtime's `controllerutil.CreateOrUpdate` with
     /// `SetControllerReference`, in one call, but with server-side apply instead of an update:
@@ -77,7 +84,7 @@ impl<S> Context<S> {
     ) -> Result<Applied<K>, kube::Error>
     where
         O: Resource<DynamicType = ()>,
-        K: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned + Debug,
+        K: Cacheable + Serialize,
         K::Scope: Scope,
     {
         let meta = object.meta_mut();
@@ -87,13 +94,16 @@ impl<S> Context<S> {
         }
         let namespace = meta.namespace.clone();
         let name = meta.name.clone().unwrap_or_default();
-        let api = <K::Scope as Scope>::api_in::<K>(&self.client, namespace.as_deref());
-        let before = api.get_opt(&name).await?;
+        let before = self.get::<K>(namespace.as_deref(), &name).await?;
+        let before = before.map(|current| current.as_ref().clone());
         let after = match &before {
             Some(current) if is_applied(current, &object) => current.clone(),
             _ => {
+                let api = <K::Scope as Scope>::api_in::<K>(&self.client, namespace.as_deref());
                 let params = PatchParams::apply(self.name).force();
-                api.patch(&name, &params, &Patch::Apply(&object)).await?
+                let applied = api.patch(&name, &params, &Patch::Apply(&object)).await?;
+                self.wrote(&applied);
+                applied
             }
         };
         Ok(Applied { before, after })

@@ -1,5 +1,6 @@
 //! The manager's Kubernetes client: kube's, from the kubeconfig or the pod's service account,
-//! with an optional client-side rate limit (`--kube-api-qps`, `--kube-api-burst`).
+//! with an optional client-side rate limit (`--kube-api-qps`, `--kube-api-burst`), counting the
+//! requests it sends in `rest_client_requests_total` (as client-go does for controller-runtime).
 //!
 //! By default nothing is throttled on the client, as with controller-runtime's client: client-go's
 //! old default of 5 requests per second (burst 10) is what makes a Go controller that keeps it
@@ -23,20 +24,35 @@ use kube::client::ClientBuilder;
 use kube::{Client, Config};
 use tower::limit::RateLimitLayer;
 
+use crate::metrics::Metrics;
+
 /// A client of the API server of the kubeconfig (or the pod's service account), sending at most
-/// `qps` requests per second if `qps` is not 0 (see [`rate_limit`]).
-pub async fn build(qps: f64, burst: u32) -> anyhow::Result<Client> {
+/// `qps` requests per second if `qps` is not 0 (see [`rate_limit`]), and counting its requests in
+/// `metrics`.
+pub async fn build(qps: f64, burst: u32, metrics: &Metrics) -> anyhow::Result<Client> {
     let config = Config::infer()
         .await
         .context("cannot create a Kubernetes client from the kubeconfig or in-cluster config")?;
-    from_config(config, qps, burst)
+    from_config(config, qps, burst, metrics)
 }
 
 /// [`build`], from a configuration at hand.
-pub fn from_config(mut config: Config, qps: f64, burst: u32) -> anyhow::Result<Client> {
+pub fn from_config(
+    mut config: Config,
+    qps: f64,
+    burst: u32,
+    metrics: &Metrics,
+) -> anyhow::Result<Client> {
     // No retries inside the client: see the module's documentation.
     config.default_retry = false;
+    // client-go's `host` label: the API server's host and port.
+    let url = &config.cluster_url;
+    let host = url
+        .authority()
+        .map_or_else(String::new, ToString::to_string);
     let builder = ClientBuilder::try_from(config).context("cannot create a Kubernetes client")?;
+    // Counted below the rate limit: what is sent, when it is sent.
+    let builder = builder.with_layer(&metrics.rest_client(&host));
     Ok(match rate_limit(qps, burst) {
         Some(layer) => builder.with_layer(&layer).build(),
         None => builder.build(),
@@ -82,7 +98,7 @@ mod tests {
         let server = fake.clone();
         tokio::spawn(async move { server.serve(listener).await });
         let config = Config::new(url.parse().unwrap());
-        let client = from_config(config, 0.0, 0).unwrap();
+        let client = from_config(config, 0.0, 0, &Metrics::new()).unwrap();
         let api = kube::Api::<ConfigMap>::namespaced(client, "default");
         api.list(&Default::default()).await.unwrap();
 
@@ -94,6 +110,47 @@ mod tests {
         assert!(
             matches!(&error, kube::Error::Api(status) if status.code == 503),
             "{error:?}"
+        );
+    }
+
+    /// Every request is counted by code, method and host as its answer comes; a request that got
+    /// no answer as `<error>`.
+    #[tokio::test]
+    async fn requests_are_counted_by_code_method_and_host() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+
+        use crate::testing::fake::FakeApiServer;
+
+        let fake = FakeApiServer::new();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let host = listener.local_addr().unwrap().to_string();
+        let server = fake.clone();
+        tokio::spawn(async move { server.serve(listener).await });
+        let metrics = Metrics::new();
+        let config = Config::new(format!("http://{host}").parse().unwrap());
+        let client = from_config(config, 0.0, 0, &metrics).unwrap();
+        let api = kube::Api::<ConfigMap>::namespaced(client, "default");
+        api.list(&Default::default()).await.unwrap();
+        api.get_opt("missing").await.unwrap();
+        api.get_opt("missing").await.unwrap();
+        fake.unavailable_for(Duration::from_secs(600));
+        api.get_opt("missing").await.unwrap_err();
+
+        let text = metrics.encode().unwrap();
+        let count = |code: &str, method: &str| {
+            // Built with concat, as doubled braces would clash with the project templates' syntax.
+            let labels = format!(r#"code="{code}",method="{method}",host="{host}""#);
+            let series = String::from("rest_client_requests_total{") + &labels + "} ";
+            let line = text
+                .lines()
+                .find_map(|line| line.strip_prefix(series.as_str()));
+            line.and_then(|value| value.parse::<f64>().ok())
+        };
+        assert_eq!(count("200", "GET"), Some(1.0), "{text}");
+        assert_eq!(count("404", "GET"), Some(2.0), "{text}");
+        assert!(
+            count("503", "GET").or(count("<error>", "GET")).is_some(),
+            "{text}"
         );
     }
 

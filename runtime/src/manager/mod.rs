@@ -6,13 +6,14 @@
 //! ```no_run
 //! use std::process::ExitCode;
 //!
+//! use operator_rs_runtime::controller::ControllerSetup;
 //! use operator_rs_runtime::manager::{Flags, Manager};
 //!
 //! #[tokio::main]
 //! async fn main() -> ExitCode {
 //!     let flags = Flags::parse_with("6e1ac2c5.example.com");
 //!     Manager::new(flags)
-//!         .controllers(Vec::new()) // my_operator::controller::controllers()
+//!         .controllers(Vec::<ControllerSetup>::new()) // my_operator::controller::controllers()
 //!         .webhooks(Vec::new()) // my_operator::webhook::webhooks()
 //!         .run()
 //!         .await
@@ -23,9 +24,11 @@
 //! and the webhooks, waits for leadership when `--leader-elect` is set, runs every controller
 //! until SIGINT or SIGTERM, then shuts everything down gracefully and releases the leader Lease.
 //!
+//! The manager knows controllers only as [`Runnable`]s and hands each [`Shared`] (like
+//! controller-runtime's manager, which runs `Runnable`s and imports no controller package).
 //! Building blocks that controllers use through [`crate::controller::Runner`]:
-//! [`metrics::ControllerMetrics`] (reconcile metrics), [`backoff::Backoff`] (per-object retry
-//! delays) and [`namespaces::WatchNamespaces`] (`WATCH_NAMESPACE`).
+//! [`backoff::Backoff`] (per-object retry delays), [`namespaces::WatchNamespaces`]
+//! (`WATCH_NAMESPACE`), [`health::Readiness`], and the metrics registry ([`crate::metrics`]).
 
 pub mod backoff;
 pub mod client;
@@ -33,9 +36,13 @@ pub mod flags;
 pub mod health;
 pub mod leader;
 pub mod logging;
-pub mod metrics;
 pub mod namespaces;
+mod shared;
 pub mod shutdown;
+
+/// The metrics registry and server, at their own path since the webhooks record metrics too:
+/// this is [`crate::metrics`], kept here for code written against runtime 0.2.
+pub use crate::metrics;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -45,14 +52,14 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::controller::{ControllerSetup, Shared};
+use crate::metrics::Metrics;
+use crate::metrics::server::{CertFiles, Options as MetricsOptions};
 use crate::webhook::{Webhook, WebhookServerConfig};
 pub use flags::Flags;
 use health::Readiness;
 use leader::{LeaderElectionConfig, LeaderElectionError, LeaderElector};
-use metrics::Metrics;
-use metrics::server::{CertFiles, Options as MetricsOptions};
 use namespaces::WatchNamespaces;
+pub use shared::{Runnable, RunnableFuture, Shared};
 
 /// How long the controllers and servers get to finish their work after shutdown starts, like
 /// controller-runtime's default `GracefulShutdownTimeout`. Kubernetes kills the pod anyway after its
@@ -62,7 +69,7 @@ pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 /// The operator's process: what it runs, and [`Manager::run`] to run it.
 pub struct Manager {
     flags: Flags,
-    controllers: Vec<ControllerSetup>,
+    controllers: Vec<Box<dyn Runnable>>,
     webhooks: Vec<Webhook>,
 }
 
@@ -76,9 +83,12 @@ impl Manager {
         }
     }
 
-    /// The controllers to run: on the leader only when `--leader-elect` is set.
-    pub fn controllers(mut self, controllers: Vec<ControllerSetup>) -> Self {
-        self.controllers = controllers;
+    /// The controllers to run (a project's `controller::controllers()`, a list of
+    /// `ControllerSetup`s): on the leader only when `--leader-elect` is set.
+    pub fn controllers<R: Runnable>(mut self, controllers: impl IntoIterator<Item = R>) -> Self {
+        let controllers = controllers.into_iter();
+        let boxed = controllers.map(|controller| Box::new(controller) as Box<dyn Runnable>);
+        self.controllers.extend(boxed);
         self
     }
 
@@ -128,7 +138,7 @@ impl Manager {
 
 async fn run(
     flags: Flags,
-    controllers: Vec<ControllerSetup>,
+    controllers: Vec<Box<dyn Runnable>>,
     webhooks: Vec<Webhook>,
 ) -> anyhow::Result<()> {
     // Everything stops when this token is cancelled: on a signal, or when any task fails.
@@ -149,10 +159,10 @@ async fn run(
         None
     };
 
-    let client = client::build(flags.kube_api_qps, flags.kube_api_burst).await?;
+    let metrics = Metrics::new();
+    let client = client::build(flags.kube_api_qps, flags.kube_api_burst, &metrics).await?;
 
     let readiness = Readiness::default();
-    let metrics = Metrics::new();
     let mut tasks: JoinSet<TaskResult> = JoinSet::new();
 
     if let Some(address) = flags.health_probe_bind_address.socket_addr() {
@@ -193,9 +203,8 @@ async fn run(
 
     // The webhook server runs on every replica, leader or not.
     let webhook_config = webhook_config(&flags);
-    if let Some(server) = crate::webhook::start(&webhook_config, webhooks, shutdown.clone())
-        .context("cannot start the webhook server")?
-    {
+    let started = crate::webhook::start(&webhook_config, webhooks, &metrics, shutdown.clone());
+    if let Some(server) = started.context("cannot start the webhook server")? {
         tasks.spawn(async move {
             let result = server.await.map_err(anyhow::Error::from);
             ("webhook server".to_owned(), result)
@@ -226,12 +235,17 @@ async fn run(
         Some(config) => {
             // Standbys are ready: they only wait for leadership (as in controller-runtime).
             readiness.set_standby(true);
+            // `leader_election_master_status`: 0 until elected, and again once the Lease is
+            // released or lost.
+            let leading = metrics.leader_election(&config.lease_name);
             let elector = LeaderElector::new(client.clone(), config).with_events(client);
             let on_elected = {
-                let (elected, readiness) = (elected.clone(), readiness.clone());
+                let (elected, readiness, leading) =
+                    (elected.clone(), readiness.clone(), leading.clone());
                 move || {
                     tracing::info!("became the leader, starting controllers");
                     readiness.set_standby(false);
+                    leading.set_leading(true);
                     elected.cancel();
                 }
             };
@@ -241,6 +255,7 @@ async fn run(
             let shutdown = shutdown.clone();
             tasks.spawn(async move {
                 let result = leader::run(elector, shutdown, on_elected, stopped).await;
+                leading.set_leading(false);
                 (
                     "leader election".to_owned(),
                     result.map_err(anyhow::Error::from),
@@ -250,9 +265,9 @@ async fn run(
         None => elected.cancel(),
     }
 
-    for setup in controllers {
-        let name = format!("controller {}", setup.name);
-        let controller = (setup.setup)(&shared);
+    for runnable in controllers {
+        let name = format!("controller {}", runnable.name());
+        let controller = runnable.start(&shared);
         let (elected, shutdown, running) = (elected.clone(), shutdown.clone(), running.clone());
         tasks.spawn(async move {
             let _running = running;

@@ -14,7 +14,7 @@ use k8s_openapi::NamespaceResourceScope;
 use kube::{Api, Client, Resource};
 use tokio_util::sync::CancellationToken;
 
-use crate::controller::ControllerFuture;
+use super::RunnableFuture;
 
 /// The environment variable that restricts the controllers to some namespaces.
 pub const WATCH_NAMESPACE_ENV: &str = "WATCH_NAMESPACE";
@@ -143,15 +143,15 @@ fn is_dns1123_label(name: &str) -> bool {
         && bytes.last().is_some_and(alphanumeric)
 }
 
-/// Runs several controllers (typically one per watched namespace) as one [`ControllerFuture`], so
-/// that a controller's `setup` can keep returning a single future.
+/// Runs several controllers (typically one per watched namespace) as one future, so that a
+/// controller's `setup` can keep returning a single one.
 ///
 /// If one of them fails or stops early, `shutdown` is cancelled so that the others finish their
 /// reconciles gracefully, and the first failure is returned once all have stopped.
 pub fn join_controllers(
-    controllers: Vec<ControllerFuture>,
+    controllers: Vec<RunnableFuture>,
     shutdown: CancellationToken,
-) -> ControllerFuture {
+) -> RunnableFuture {
     Box::pin(async move {
         let mut first_error = None;
         let mut running = controllers;
@@ -255,9 +255,9 @@ mod tests {
             Box::pin(async move {
                 shutdown.cancelled().await;
                 Ok(())
-            }) as ControllerFuture
+            }) as RunnableFuture
         };
-        let fails = Box::pin(async { Err(anyhow::anyhow!("boom")) }) as ControllerFuture;
+        let fails = Box::pin(async { Err(anyhow::anyhow!("boom")) }) as RunnableFuture;
         let joined = join_controllers(vec![waits_for_shutdown, fails], shutdown.clone());
         let error = tokio::time::timeout(Duration::from_secs(5), joined)
             .await
@@ -276,7 +276,7 @@ mod tests {
                 Box::pin(async move {
                     shutdown.cancelled().await;
                     Ok(())
-                }) as ControllerFuture
+                }) as RunnableFuture
             })
             .collect();
         let joined = tokio::spawn(join_controllers(controllers, shutdown.clone()));

@@ -90,6 +90,8 @@ use k8s_openapi::api::admissionregistration::v1::{
 use kube::api::ObjectMeta;
 use tokio_util::sync::CancellationToken;
 
+use crate::metrics::Metrics;
+
 pub use admission::{
     AdmissionWebhook, Defaulter, Denial, FailurePolicy, Kind, Mode, Registration, Validator,
     Warnings,
@@ -139,7 +141,8 @@ fn enabled_by(value: Option<&std::ffi::OsStr>) -> bool {
 }
 
 /// Starts the webhook server for the manager: loads the certificate and listens, then returns
-/// the future that serves `webhooks` until `shutdown` is cancelled.
+/// the future that serves `webhooks` until `shutdown` is cancelled, recording controller-runtime's
+/// webhook metrics in `metrics`.
 ///
 /// Returns `None`, and needs no certificate, when there is nothing to serve: when the webhooks
 /// are disabled (see [`enabled`]) or when `webhooks` is empty (a project without webhooks).
@@ -148,12 +151,14 @@ fn enabled_by(value: Option<&std::ffi::OsStr>) -> bool {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), operator_rs_runtime::webhook::ServerError> {
+/// use operator_rs_runtime::metrics::Metrics;
 /// use operator_rs_runtime::webhook::{self, WebhookServerConfig};
 /// use tokio_util::sync::CancellationToken;
 ///
-/// let shutdown = CancellationToken::new();
+/// let (shutdown, metrics) = (CancellationToken::new(), Metrics::new());
 /// let webhooks = Vec::new(); // the project's `webhook::webhooks()`
-/// if let Some(server) = webhook::start(&WebhookServerConfig::default(), webhooks, shutdown)? {
+/// let config = WebhookServerConfig::default();
+/// if let Some(server) = webhook::start(&config, webhooks, &metrics, shutdown)? {
 ///     server.await?;
 /// }
 /// # Ok(())
@@ -162,9 +167,10 @@ fn enabled_by(value: Option<&std::ffi::OsStr>) -> bool {
 pub fn start(
     config: &WebhookServerConfig,
     webhooks: Vec<Webhook>,
+    metrics: &Metrics,
     shutdown: CancellationToken,
 ) -> Result<Option<impl Future<Output = Result<(), ServerError>> + Send + 'static>, ServerError> {
-    start_if(enabled(), config, webhooks, shutdown)
+    start_if(enabled(), config, webhooks, metrics, shutdown)
 }
 
 /// [`start`], with whether the webhooks are enabled given.
@@ -172,6 +178,7 @@ fn start_if(
     enabled: bool,
     config: &WebhookServerConfig,
     webhooks: Vec<Webhook>,
+    metrics: &Metrics,
     shutdown: CancellationToken,
 ) -> Result<Option<impl Future<Output = Result<(), ServerError>> + Send + 'static>, ServerError> {
     if !enabled {
@@ -182,7 +189,7 @@ fn start_if(
         tracing::debug!("no webhooks to serve");
         return Ok(None);
     }
-    let server = WebhookServer::bind(config, webhooks)?;
+    let server = WebhookServer::bind(config, webhooks)?.with_metrics(&metrics.webhooks());
     Ok(Some(server.serve(shutdown)))
 }
 
@@ -396,11 +403,12 @@ mod tests {
     fn starts_only_when_there_is_something_to_serve() {
         let config = config_without_certificate();
         let shutdown = CancellationToken::new();
-        let none = start_if(true, &config, Vec::new(), shutdown.clone());
+        let metrics = Metrics::new();
+        let none = start_if(true, &config, Vec::new(), &metrics, shutdown.clone());
         assert!(matches!(none, Ok(None)));
-        let disabled = start_if(false, &config, webhooks(), shutdown.clone());
+        let disabled = start_if(false, &config, webhooks(), &metrics, shutdown.clone());
         assert!(matches!(disabled, Ok(None)));
-        let missing = start_if(true, &config, webhooks(), shutdown);
+        let missing = start_if(true, &config, webhooks(), &metrics, shutdown);
         assert!(
             matches!(missing, Err(ServerError::ReadCertificate { .. })),
             "the certificate is missing"

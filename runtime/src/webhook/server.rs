@@ -24,9 +24,10 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::DefaultBodyLimit;
 use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{StatusCode, Uri};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::post;
 use axum_server::Handle;
@@ -39,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 use super::Webhook;
 use super::admission::AdmissionWebhook;
 use super::conversion::{CONVERT_PATH, Converter};
+use crate::metrics::WebhookMetrics;
 
 /// The default of `--webhook-port`.
 pub const DEFAULT_PORT: u16 = 9443;
@@ -169,6 +171,8 @@ pub struct WebhookServer {
     listener: TcpListener,
     local_addr: SocketAddr,
     router: Router,
+    /// The paths the router serves webhooks on.
+    paths: Vec<&'static str>,
     tls: RustlsConfig,
     cert_files: CertFiles,
     loaded: (Vec<u8>, Vec<u8>),
@@ -180,6 +184,7 @@ impl WebhookServer {
     /// listening, so that every configuration problem shows at startup; requests wait until
     /// [`serve`](Self::serve).
     pub fn bind(config: &WebhookServerConfig, webhooks: Vec<Webhook>) -> Result<Self, ServerError> {
+        let paths = paths(&webhooks);
         let router = router(webhooks)?;
         let cert_files = CertFiles {
             cert: config.cert_path(),
@@ -199,11 +204,20 @@ impl WebhookServer {
             listener,
             local_addr,
             router,
+            paths,
             tls,
             cert_files,
             loaded,
             enable_http2: config.enable_http2,
         })
+    }
+
+    /// Records controller-runtime's webhook metrics of every request to a webhook in `metrics`:
+    /// `controller_runtime_webhook_requests_total`, `_requests_in_flight` and `_latency_seconds`,
+    /// by path (their `webhook` label).
+    pub fn with_metrics(mut self, metrics: &WebhookMetrics) -> Self {
+        self.router = instrument(self.router, &self.paths, metrics);
+        self
     }
 
     /// The address the server listens on (with the actual port when the configured one is 0).
@@ -407,6 +421,49 @@ pub fn router(webhooks: Vec<Webhook>) -> Result<Router, ServerError> {
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES)))
 }
 
+/// The paths that `webhooks` are served on: each admission webhook's, and [`CONVERT_PATH`] for
+/// the conversion webhooks.
+fn paths(webhooks: &[Webhook]) -> Vec<&'static str> {
+    let mut paths = Vec::new();
+    for webhook in webhooks {
+        let path = match webhook {
+            Webhook::Admission(webhook) => webhook.registration().path,
+            Webhook::Conversion(_) => CONVERT_PATH,
+        };
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
+/// `router` (of [`router`]), recording the webhook metrics of the requests to `paths` (their
+/// series start at 0) in `metrics`. Requests to other paths, answered 404, are not recorded.
+pub fn instrument(router: Router, paths: &[&str], metrics: &WebhookMetrics) -> Router {
+    if paths.is_empty() {
+        // No webhook, nothing to record (and axum refuses a route layer without routes).
+        return router;
+    }
+    for path in paths {
+        metrics.serve(path);
+    }
+    router.route_layer(middleware::from_fn_with_state(metrics.clone(), record))
+}
+
+/// Records one request to a webhook: in flight while it is served, then its status code and
+/// latency.
+async fn record(
+    State(metrics): State<WebhookMetrics>,
+    path: MatchedPath,
+    request: Request,
+    next: Next,
+) -> Response {
+    let served = metrics.request(path.as_str());
+    let response = next.run(request).await;
+    served.answered(response.status().as_u16());
+    response
+}
+
 /// Serves an admission webhook.
 async fn admit(webhook: Arc<AdmissionWebhook>, body: Result<Bytes, BytesRejection>) -> Response {
     let review = match json_body(body) {
@@ -533,6 +590,45 @@ mod tests {
         let response = review.response.unwrap();
         assert!(response.allowed);
         assert!(response.patch.is_some());
+    }
+
+    /// controller-runtime's webhook metrics, by path: every answer by code, its latency, and
+    /// nothing for paths that serve no webhook.
+    #[tokio::test]
+    async fn records_webhook_metrics_by_path() {
+        let metrics = crate::metrics::Metrics::new();
+        let served = paths(&webhooks());
+        let router = instrument(router(webhooks()).unwrap(), &served, &metrics.webhooks());
+        let body = review(Operation::Create, Some(&config_map()), None).to_string();
+        call(router.clone(), post_request(PATH, body)).await;
+        call(router.clone(), post_request(PATH, "{not json")).await;
+        call(router, post_request("/nothing-here", "{}")).await;
+
+        let text = metrics.encode().unwrap();
+        let sample = |series: &str| {
+            let line = text.lines().find_map(|line| line.strip_prefix(series));
+            line.and_then(|value| value.trim().parse::<f64>().ok())
+        };
+        let requests = |code: &str| {
+            // Built with concat, as doubled braces would clash with the project templates' syntax.
+            let labels = format!(r#"webhook="{PATH}",code="{code}""#);
+            sample(&(String::from("controller_runtime_webhook_requests_total{") + &labels + "} "))
+        };
+        assert_eq!(requests("200"), Some(1.0), "{text}");
+        assert_eq!(requests("400"), Some(1.0));
+        assert_eq!(
+            requests("500"),
+            Some(0.0),
+            "started at 0, as controller-runtime's"
+        );
+        let path = format!(r#"webhook="{PATH}""#);
+        let in_flight =
+            String::from("controller_runtime_webhook_requests_in_flight{") + &path + "} ";
+        assert_eq!(sample(&in_flight), Some(0.0));
+        let latency =
+            String::from("controller_runtime_webhook_latency_seconds_count{") + &path + "} ";
+        assert_eq!(sample(&latency), Some(2.0));
+        assert!(!text.contains("/nothing-here"));
     }
 
     #[tokio::test]

@@ -21,6 +21,11 @@
 //! creates what is missing (a Service deleted by hand comes back), scales the Deployment,
 //! changes its image (the Deployment controller then rolls the pods over), and writes nothing
 //! when nothing differs. What was there before tells users what changed.
+//!
+//! A WebServer may name a ConfigMap whose files nginx serves (`spec.configMap`). The controller
+//! watches ConfigMaps too, and a change of one reconciles the WebServers that name it, which an
+//! index of WebServers by ConfigMap finds: controller-runtime's `IndexField` and `Watches` with
+//! `EnqueueRequestsFromMapFunc`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,17 +33,19 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec,
+    ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, PodSpec, PodTemplateSpec, Service,
+    ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::{
     Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, condition,
-    conditions_to_apply, rule,
+    conditions_to_apply, hash_of, rule,
 };
 use serde_json::json;
 
@@ -64,6 +71,18 @@ const HTTP_PORT: i32 = 80;
 /// The condition type that `reconcile` sets: whether every pod of the WebServer is available.
 const AVAILABLE: &str = "Available";
 
+/// The index of WebServers by the ConfigMap they serve (`spec.configMap`), which a change of a
+/// ConfigMap looks up.
+const BY_CONFIG_MAP: &str = "spec.configMap";
+
+/// Where the pods mount the ConfigMap they serve: nginx's document root.
+const DOCUMENT_ROOT: &str = "/usr/share/nginx/html";
+
+/// The pod template annotation with a hash of the served ConfigMap's data: a new hash is a new
+/// pod template, which the Deployment rolls out, so the pods serve the new content at once
+/// rather than when the kubelet gets round to refreshing their mounted files.
+const CONTENT_HASH: &str = "web.example.com/content-hash";
+
 /// This controller, as listed in `controllers()` of `src/controller/mod.rs`.
 pub const CONTROLLER: ControllerSetup = ControllerSetup {
     name: CONTROLLER_NAME,
@@ -82,11 +101,26 @@ fn setup(shared: &Shared) -> ControllerFuture {
     // Services of the cluster.
     let managed =
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGED_BY}"));
-    Runner::<WebServer>::new(CONTROLLER_NAME, shared)
+    let runner = Runner::<WebServer>::new(CONTROLLER_NAME, shared)
         // A change of a Deployment or Service reconciles the WebServer in its controller owner
         // reference: a Deployment scaled or a Service deleted by hand is put back right away.
         .owns::<Deployment>(managed.clone())
         .owns::<Service>(managed)
+        // The WebServers by the ConfigMap they serve, kept up to date with them.
+        .index(BY_CONFIG_MAP, |web_server: &WebServer| {
+            web_server.spec.config_map.iter().cloned().collect()
+        });
+    let web_servers = runner.cache::<WebServer>();
+    runner
+        // A change of a ConfigMap (or its creation, or deletion) reconciles the WebServers of its
+        // namespace that serve it, as the index finds them. The ConfigMaps are cached too:
+        // `reconcile` reads them from there.
+        .watches(watcher::Config::default(), move |config_map: ConfigMap| {
+            let (namespace, name) = (config_map.namespace(), config_map.name_any());
+            let serving = web_servers.indexed(namespace.as_deref(), BY_CONFIG_MAP, &name);
+            let references = serving.iter().map(|web_server| web_server.as_ref());
+            references.map(ObjectRef::from_obj).collect::<Vec<_>>()
+        })
         .run(reconcile, ())
 }
 
@@ -121,6 +155,8 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
             &["services"],
             &["get", "list", "watch", "create", "patch"],
         ),
+        // The ConfigMaps that WebServers serve: watched and read.
+        rule(&[""], &["configmaps"], &["get", "list", "watch"]),
     ]
 }
 
@@ -128,6 +164,13 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
 /// error and the log line should say which object it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    #[error("cannot read ConfigMap {namespace}/{name}")]
+    ReadConfigMap {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
     #[error("cannot apply {kind} {namespace}/{name}")]
     Apply {
         kind: &'static str,
@@ -169,10 +212,36 @@ async fn reconcile(web_server: Arc<WebServer>, ctx: Arc<Context>) -> Result<Acti
         }
     };
 
+    // The page nginx serves, if the WebServer names one: its ConfigMap, from the controller's
+    // cache of ConfigMaps. One that does not exist yet is waited for: its creation reconciles
+    // the WebServer (see `setup`).
+    let page = match &web_server.spec.config_map {
+        None => None,
+        Some(config_map) => match ctx.get::<ConfigMap>(Some(&namespace), config_map).await {
+            Ok(Some(page)) => Some(page),
+            Ok(None) => {
+                let message = format!("ConfigMap {config_map} not found");
+                let missing = (false, "ConfigMapNotFound", message);
+                set_available(&ctx, &web_server, missing).await?;
+                return Ok(Action::requeue(RESYNC_PERIOD));
+            }
+            Err(source) => {
+                let name = config_map.clone();
+                let error = Error::ReadConfigMap {
+                    namespace,
+                    name,
+                    source,
+                };
+                return Err(error);
+            }
+        },
+    };
+
     // The Deployment. `apply_owned` reads it, applies it unless it is already as desired, and
     // returns it as it was before and as it is now: enough to tell users what changed.
+    let desired = deployment(&web_server, page.as_deref());
     let deployment = ctx
-        .apply_owned(web_server.as_ref(), deployment(&web_server))
+        .apply_owned(web_server.as_ref(), desired)
         .await
         .map_err(apply_error("Deployment", &name))?;
     match &deployment.before {
@@ -236,23 +305,33 @@ async fn reconcile(web_server: Arc<WebServer>, ctx: Arc<Context>) -> Result<Acti
         (false, "ReplicasUnavailable")
     };
     let message = format!("{available} of {wanted} pods are available");
+    set_available(&ctx, &web_server, (status, reason, message)).await?;
+    Ok(Action::requeue(RESYNC_PERIOD))
+}
+
+/// Sets the `Available` condition of `web_server` to `(status, reason, message)`, writing the
+/// status only when it changes: the same conditions again would be a write for nothing.
+async fn set_available(
+    ctx: &Context,
+    web_server: &WebServer,
+    (status, reason, message): (bool, &str, String),
+) -> Result<(), Error> {
     let generation = web_server.meta().generation;
     let current = web_server
         .status
         .as_ref()
         .map_or(&[][..], |status| &status.conditions);
     let desired = vec![condition(AVAILABLE, status, reason, message, generation)];
-    // Only a change is written: the same conditions again would be a write for nothing.
     if let Some(conditions) = conditions_to_apply(current, desired) {
-        ctx.apply_status(web_server.as_ref(), json!({ "conditions": conditions }))
+        ctx.apply_status(web_server, json!({ "conditions": conditions }))
             .await
             .map_err(|source| Error::UpdateStatus {
-                namespace,
-                name,
+                namespace: web_server.namespace().unwrap_or_default(),
+                name: web_server.name_any(),
                 source,
             })?;
     }
-    Ok(Action::requeue(RESYNC_PERIOD))
+    Ok(())
 }
 
 /// Publishes an Event about `web_server`: its type, reason and action, and its note.
@@ -288,9 +367,32 @@ fn labels(web_server: &WebServer) -> BTreeMap<String, String> {
     labels
 }
 
-/// The Deployment of `web_server`: named like it, `spec.replicas` nginx pods of `spec.image`.
+/// The Deployment of `web_server`: named like it, `spec.replicas` nginx pods of `spec.image`,
+/// serving the files of `page` (the ConfigMap of `spec.configMap`) if there is one.
 /// `apply_owned` puts it in the WebServer's namespace and makes the WebServer its owner.
-pub fn deployment(web_server: &WebServer) -> Deployment {
+pub fn deployment(web_server: &WebServer, page: Option<&ConfigMap>) -> Deployment {
+    // The ConfigMap's files in nginx's document root, and a hash of them in the pod template.
+    let volume = page.map(|page| Volume {
+        name: "page".to_owned(),
+        config_map: Some(ConfigMapVolumeSource {
+            name: page.name_any(),
+            ..ConfigMapVolumeSource::default()
+        }),
+        ..Volume::default()
+    });
+    let mount = volume.as_ref().map(|volume| VolumeMount {
+        name: volume.name.clone(),
+        mount_path: DOCUMENT_ROOT.to_owned(),
+        read_only: Some(true),
+        ..VolumeMount::default()
+    });
+    let content = page.map(|page| {
+        let binary = page.binary_data.iter().flatten();
+        let binary: Vec<(&String, &[u8])> =
+            binary.map(|(key, bytes)| (key, &bytes.0[..])).collect();
+        let hash = hash_of(&(&page.data, binary));
+        BTreeMap::from([(CONTENT_HASH.to_owned(), format!("{hash:016x}"))])
+    });
     Deployment {
         metadata: ObjectMeta {
             name: Some(web_server.name_any()),
@@ -306,6 +408,7 @@ pub fn deployment(web_server: &WebServer) -> Deployment {
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(labels(web_server)),
+                    annotations: content,
                     ..ObjectMeta::default()
                 }),
                 spec: Some(PodSpec {
@@ -318,8 +421,10 @@ pub fn deployment(web_server: &WebServer) -> Deployment {
                             protocol: Some("TCP".to_owned()),
                             ..ContainerPort::default()
                         }]),
+                        volume_mounts: mount.map(|mount| vec![mount]),
                         ..Container::default()
                     }],
+                    volumes: volume.map(|volume| vec![volume]),
                     ..PodSpec::default()
                 }),
             },
@@ -390,7 +495,7 @@ mod tests {
     use kube::Api;
     use kube::CustomResourceExt as _;
     use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
-    use operator_rs_runtime::testing::fake::FakeApiServer;
+    use operator_rs_runtime::testing::fake::{FakeApiServer, Verb};
     use serde_json::Value;
 
     use super::*;
@@ -407,6 +512,7 @@ mod tests {
         let spec = WebServerSpec {
             replicas: 3,
             image: "nginx:1.27.3".to_owned(),
+            config_map: None,
         };
         let sample = WebServer::new(NAME, spec);
         api.create(&PostParams::default(), &sample).await.unwrap();
@@ -603,5 +709,98 @@ mod tests {
             .unwrap();
         assert_eq!(spec.cluster_ip.as_deref(), Some("10.96.12.34"));
         assert_eq!(spec.ports.unwrap()[0].node_port, Some(30010));
+    }
+
+    /// A WebServer that names a ConfigMap that does not exist says so in its status, and gets
+    /// no Deployment until the ConfigMap comes.
+    #[tokio::test]
+    async fn a_missing_config_map_is_reported() {
+        let (fake, api) = cluster().await;
+        edit_spec(&api, json!({ "configMap": "page" })).await;
+        reconcile_sample(&fake, &api).await;
+        let status = api.get_status(NAME).await.unwrap().status.unwrap();
+        assert_eq!(status.conditions[0].reason, "ConfigMapNotFound");
+        assert_eq!(status.conditions[0].message, "ConfigMap page not found");
+        assert!(fake.get::<Deployment>(Some("default"), NAME).is_none());
+    }
+
+    /// A page of its own: the whole controller, as the manager runs it (`setup`), serves the
+    /// ConfigMap that a WebServer names once it exists, and rolls the pods over when it changes:
+    /// the watch of ConfigMaps finds the WebServers that serve one through the index, and
+    /// `reconcile` reads it from the controller's cache, never from the API server. The other
+    /// WebServer, which serves nginx's own page, is left alone.
+    #[tokio::test]
+    async fn a_config_map_change_rolls_the_pods_of_the_web_servers_that_serve_it() {
+        let (fake, api) = cluster().await;
+        fake.simulate_deployments(true);
+        edit_spec(&api, json!({ "configMap": "page" })).await;
+        let spec = WebServerSpec {
+            replicas: 1,
+            image: "nginx:1.27.3".to_owned(),
+            config_map: None,
+        };
+        let other = WebServer::new("other", spec);
+        api.create(&PostParams::default(), &other).await.unwrap();
+        fake.clear_requests();
+        let shared = Shared::new(fake.client());
+        let controller = tokio::spawn(setup(&shared));
+
+        let content_hash = || {
+            let deployment = fake.get::<Deployment>(Some("default"), NAME)?;
+            let template = deployment.spec?.template.metadata?;
+            template.annotations?.get(CONTENT_HASH).cloned()
+        };
+        let other_version = || {
+            let deployment = fake.get::<Deployment>(Some("default"), "other");
+            deployment.and_then(|deployment| deployment.metadata.resource_version)
+        };
+        eventually(|| other_version().is_some()).await;
+        let other_before = other_version();
+
+        // The ConfigMap comes: its creation reconciles the sample, which gets its Deployment.
+        let page = |html: &str| ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("page".to_owned()),
+                namespace: Some("default".to_owned()),
+                ..ObjectMeta::default()
+            },
+            data: Some(BTreeMap::from([("index.html".to_owned(), html.to_owned())])),
+            ..ConfigMap::default()
+        };
+        fake.put(&page("<h1>Hello</h1>"));
+        eventually(|| content_hash().is_some()).await;
+        let first = content_hash();
+        let pod = stored_deployment(&fake)
+            .spec
+            .unwrap()
+            .template
+            .spec
+            .unwrap();
+        let volume = pod.volumes.unwrap()[0].config_map.clone().unwrap();
+        assert_eq!(volume.name, "page");
+        let mounted = &pod.containers[0].volume_mounts.as_ref().unwrap()[0];
+        assert_eq!(mounted.mount_path, DOCUMENT_ROOT);
+
+        // A new page: a new pod template, which the Deployment rolls out.
+        fake.put(&page("<h1>Hello again</h1>"));
+        eventually(|| content_hash() != first).await;
+
+        assert_eq!(
+            other_version(),
+            other_before,
+            "the other WebServer's Deployment"
+        );
+        assert_eq!(fake.count(Verb::Get), 0, "every read from the caches");
+        shared.shutdown.cancel();
+        controller.await.unwrap().unwrap();
+    }
+
+    /// Waits until `condition` holds, for at most 10 s.
+    async fn eventually(condition: impl Fn() -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !condition() {
+            assert!(tokio::time::Instant::now() < deadline, "timed out");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 }

@@ -81,12 +81,26 @@ fn metrics_endpoint_serves_controller_runtime_metrics() -> anyhow::Result<()> {
     e2e::run(&PROJECT, async |cluster| {
         let text = metrics::scrape(cluster).await?;
         let families = metrics::families(&text);
+        // controller-runtime's families (counters without their `_total`, as `# TYPE` names
+        // them), which its dashboards and alerts query.
         for (name, kind) in [
             ("controller_runtime_reconcile", "counter"),
             ("controller_runtime_reconcile_errors", "counter"),
             ("controller_runtime_reconcile_time_seconds", "histogram"),
             ("controller_runtime_max_concurrent_reconciles", "gauge"),
             ("controller_runtime_active_workers", "gauge"),
+            ("workqueue_adds", "counter"),
+            ("workqueue_retries", "counter"),
+            ("workqueue_depth", "gauge"),
+            ("workqueue_queue_duration_seconds", "histogram"),
+            ("workqueue_work_duration_seconds", "histogram"),
+            ("workqueue_unfinished_work_seconds", "gauge"),
+            ("workqueue_longest_running_processor_seconds", "gauge"),
+            ("rest_client_requests", "counter"),
+            ("leader_election_master_status", "gauge"),
+            ("controller_runtime_webhook_requests", "counter"),
+            ("controller_runtime_webhook_requests_in_flight", "gauge"),
+            ("controller_runtime_webhook_latency_seconds", "histogram"),
         ] {
             ensure!(
                 families.get(name) == Some(&kind),

@@ -2,10 +2,11 @@
 //! (`{{ qualified_group }}/{{ version }}`) in a Deployment of `spec.size` pods, and reports in the
 //! {{ kind }}'s status whether those pods are available.
 //!
-//! The runner built in `setup` watches {{ plural }}, and the Deployments they own, and calls
-//! `reconcile` for a {{ kind }} when its spec changes, when it is deleted, and when its
-//! Deployment changes in a way that `reconcile` cares about (not for the controller's own
-//! writes: those would only find nothing to do). `reconcile` gets no diff,
+//! The runner built in `setup` watches {{ plural }}, and the Deployments they own, which it keeps
+//! in caches that `reconcile` reads instead of asking the API server, and calls `reconcile` for a
+//! {{ kind }} when its spec changes, when it is deleted, and when its Deployment changes in a way
+//! that `reconcile` cares about (not for the controller's own writes: those would only find
+//! nothing to do). `reconcile` gets no diff,
 //! only the object as it is now: it computes the Deployment the {{ kind }} asks for and applies it
 //! (server-side apply), which creates it if it is missing, scales it back if someone scaled it by
 //! hand and changes nothing when nothing differs. The same object is never reconciled twice at
@@ -27,18 +28,15 @@ use k8s_openapi::api::core::v1::{
     Capabilities, Container, {% if has_container_port %}ContainerPort, {% endif %}PodSecurityContext, PodSpec, PodTemplateSpec,
     SeccompProfile, SecurityContext,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    Condition, LabelSelector, ObjectMeta, OwnerReference,
-};
-use kube::api::{Patch, PatchParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::runtime::watcher;
-use kube::{Api, Resource as _, ResourceExt as _};
+use kube::{Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::finalizer::{self, finalizer};
 use operator_rs_runtime::controller::{
     Context, ControllerFuture, ControllerSetup, PolicyRule, RbacScope, Runner, Shared, condition,
-    conditions_to_apply, hash_of, is_applied, rule,
+    conditions_to_apply, hash_of, rule,
 };
 use serde_json::json;
 
@@ -101,7 +99,8 @@ fn setup(shared: &Shared) -> ControllerFuture {
         tracing::info!("{IMAGE_ENV} is not set; {{ plural }} run {DEFAULT_IMAGE}");
         DEFAULT_IMAGE.to_owned()
     });
-    // Only the Deployments of this controller: a smaller cache than all Deployments.
+    // Only the Deployments of this controller: fewer watch events, and a smaller cache, than all
+    // Deployments of the cluster.
     let managed = format!("app.kubernetes.io/managed-by={MANAGED_BY}");
     Runner::<{{ kind }}>::new(CONTROLLER_NAME, shared)
         // A change of a Deployment reconciles the {{ kind }} in its controller owner reference,
@@ -164,13 +163,6 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
 /// error and the log line should say which object it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot read Deployment {namespace}/{name}")]
-    GetDeployment {
-        namespace: String,
-        name: String,
-        #[source]
-        source: kube::Error,
-    },
     #[error("cannot apply Deployment {namespace}/{name}")]
     ApplyDeployment {
         namespace: String,
@@ -228,57 +220,38 @@ async fn reconcile(object: Arc<{{ kind }}>, ctx: Arc<Context<String>>) -> Result
 async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Error> {
     let namespace = object.namespace().unwrap_or_default();
     let name = object.name_any();
-    let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), &namespace);
 
-    // What is there now: to skip the apply when the Deployment is already as desired, and to
-    // tell users what changed.
-    let current = deployments
-        .get_opt(&name)
-        .await
-        .map_err(|source| Error::GetDeployment {
-            namespace: namespace.clone(),
-            name: name.clone(),
-            source,
-        })?;
-
-    // Server-side apply of the whole Deployment this {{ kind }} asks for: it creates a missing
-    // Deployment, and `force` takes back fields that someone else changed (`kubectl scale`
-    // sets `replicas`), so drift is corrected. A Deployment that already has every field of
-    // the desired one is not written at all (`is_applied`): no request, no new version.
-    // The image is the controller's state, read in `setup`.
+    // Server-side apply of the whole Deployment this {{ kind }} asks for, owned by it: it
+    // creates a missing Deployment, and `force` takes back fields that someone else changed
+    // (`kubectl scale` sets `replicas`), so drift is corrected. `apply_owned` reads the
+    // Deployment first, from the controller's cache of the Deployments it owns (no request),
+    // and writes nothing when it already has every field of the desired one: no request, no
+    // new version. What it found tells users what changed. The image is the controller's
+    // state, read in `setup`.
     let desired = deployment(object, &ctx.state);
-    let applied = match &current {
-        Some(current) if is_applied(current, &desired) => current.clone(),
-        _ => {
-            let params = PatchParams::apply(CONTROLLER_NAME).force();
-            match deployments
-                .patch(&name, &params, &Patch::Apply(&desired))
-                .await
-            {
-                Ok(applied) => applied,
-                Err(source) => {
-                    let error = Error::ApplyDeployment {
-                        namespace: namespace.clone(),
-                        name: name.clone(),
-                        source,
-                    };
-                    // Tell the user in the status, then fail so that the controller retries.
-                    let degraded = condition(
-                        DEGRADED,
-                        true,
-                        DEPLOYMENT_FAILED,
-                        format!("{error}: {}", error_source(&error)),
-                        object.meta().generation,
-                    );
-                    update_status(object, ctx, vec![degraded]).await?;
-                    return Err(error);
-                }
-            }
+    let applied = match ctx.apply_owned(object, desired).await {
+        Ok(applied) => applied,
+        Err(source) => {
+            let error = Error::ApplyDeployment {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                source,
+            };
+            // Tell the user in the status, then fail so that the controller retries.
+            let degraded = condition(
+                DEGRADED,
+                true,
+                DEPLOYMENT_FAILED,
+                format!("{error}: {}", error_source(&error)),
+                object.meta().generation,
+            );
+            update_status(object, ctx, vec![degraded]).await?;
+            return Err(error);
         }
     };
 
     let size = object.spec.size;
-    match current {
+    match &applied.before {
         None => {
             tracing::info!(namespace, name, size, "created Deployment");
             ctx.publish(
@@ -295,8 +268,8 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
             // are slow, the requeue reports how far they got.
             return Ok(Action::requeue(FIRST_REPORT_AFTER));
         }
-        Some(current) => {
-            let before = current.spec.and_then(|spec| spec.replicas).unwrap_or(1);
+        Some(before) => {
+            let before = before.spec.as_ref().and_then(|spec| spec.replicas).unwrap_or(1);
             if before != size {
                 tracing::info!(namespace, name, before, size, "scaled Deployment");
                 ctx.publish(
@@ -314,6 +287,7 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
     // Available once the Deployment has `size` available pods. Its status changes reconcile the
     // {{ kind }} again (it is watched), so this flips to True as soon as the pods are ready.
     let available = applied
+        .after
         .status
         .and_then(|status| status.available_replicas)
         .unwrap_or(0);
@@ -372,7 +346,10 @@ async fn cleanup(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, E
     Ok(Action::await_change())
 }
 
-/// The Deployment that runs `image` for a {{ kind }}: named like it, in its namespace, owned by it.
+/// The Deployment that runs `image` for a {{ kind }}, named like it. `apply_owned` puts it in the
+/// {{ kind }}'s namespace and gives it a controller owner reference to the {{ kind }}: `kubectl
+/// get` shows the {{ kind }} as the owner, changes of the Deployment reconcile the {{ kind }}, and
+/// deleting the {{ kind }} deletes the Deployment.
 pub fn deployment(object: &{{ kind }}, image: &str) -> Deployment {
     let name = object.name_any();
     // Selects the pods of this {{ kind }} only: a Deployment's selector cannot change, so it holds
@@ -386,19 +363,10 @@ pub fn deployment(object: &{{ kind }}, image: &str) -> Deployment {
     if let Some(version) = image_tag(image) {
         labels.insert("app.kubernetes.io/version".to_owned(), version.to_owned());
     }
-    // A controller owner reference: `kubectl get` shows the {{ kind }} as the owner, changes of
-    // the Deployment reconcile the {{ kind }}, and deleting the {{ kind }} deletes the Deployment.
-    let owner = object.controller_owner_ref(&()).map(|owner| OwnerReference {
-        block_owner_deletion: Some(true),
-        ..owner
-    });
-
     Deployment {
         metadata: ObjectMeta {
             name: Some(name),
-            namespace: object.namespace(),
             labels: Some(labels.clone()),
-            owner_references: owner.map(|owner| vec![owner]),
             ..ObjectMeta::default()
         },
         spec: Some(DeploymentSpec {
@@ -626,7 +594,9 @@ mod tests {
     use k8s_openapi::api::apps::v1::DeploymentStatus;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
-    use kube::Client;
+    use kube::{Client, CustomResourceExt as _};
+    use operator_rs_runtime::controller::owner_reference;
+    use operator_rs_runtime::testing::fake;
     use operator_rs_runtime::testing::{ApiServer, Method, StatusCode, reconcile_with};
     use serde_json::Value;
 
@@ -660,9 +630,13 @@ mod tests {
         object
     }
 
-    /// A Deployment as the API server returns it.
+    /// A Deployment as the API server returns it, as `apply_owned` applied it: in the
+    /// {{ kind }}'s namespace and owned by it.
     fn existing_deployment(replicas: i32, available: i32) -> Deployment {
-        let mut deployment = deployment(&{{ kind_snake }}(replicas, true), IMAGE);
+        let owner = {{ kind_snake }}(replicas, true);
+        let mut deployment = deployment(&owner, IMAGE);
+        deployment.metadata.namespace = owner.namespace();
+        deployment.metadata.owner_references = owner_reference(&owner).map(|owner| vec![owner]);
         deployment.status = Some(DeploymentStatus {
             available_replicas: Some(available),
             ..DeploymentStatus::default()
@@ -686,6 +660,13 @@ mod tests {
             apply.body["spec"]["template"]["spec"]["containers"][0]["image"],
             IMAGE
         );
+        // Owned by the {{ kind }}: a controller owner reference, which blocks its deletion
+        // until the garbage collector has deleted the Deployment.
+        let owner = &apply.body["metadata"]["ownerReferences"][0];
+        assert_eq!(owner["kind"], "{{ kind }}");
+        assert_eq!(owner["uid"], "0b1c2d3e");
+        assert_eq!(owner["controller"], true);
+        assert_eq!(owner["blockOwnerDeletion"], true);
         apply.ok(answer);
     }
 
@@ -899,21 +880,62 @@ mod tests {
         assert_eq!(conditions[DEGRADED]["reason"], DEPLOYMENT_FAILED);
     }
 
+    /// The whole controller as the manager runs it (`setup`: its watches, caches and retries)
+    /// against the runtime's fake API server, a stateful one: a new {{ kind }} converges, a
+    /// Deployment scaled by hand is put back, and `reconcile` reads the Deployment from the
+    /// controller's cache every time, never with a request of its own.
+    #[tokio::test]
+    async fn the_controller_converges_reading_deployments_from_its_cache() {
+        let server = fake::FakeApiServer::new();
+        // The CRD installed, and a stand-in for the Deployment controller that makes the pods of
+        // every Deployment available at once.
+        server.register_crd(&{{ kind }}::crd()).simulate_deployments(true);
+        let mut object = {{ kind_snake }}(2, false);
+        object.metadata.uid = None;
+        server.put(&object);
+        let shared = Shared::new(server.client());
+        let controller = tokio::spawn(setup(&shared));
+
+        let available = || {
+            let stored = server.get::<{{ kind }}>(Some("default"), "test");
+            let conditions = stored.and_then(|stored| stored.status).unwrap_or_default().conditions;
+            conditions.iter().any(|c| c.type_ == AVAILABLE && c.status == "True")
+        };
+        let replicas = || {
+            let deployment = server.get::<Deployment>(Some("default"), "test");
+            deployment.and_then(|d| d.spec).and_then(|spec| spec.replicas)
+        };
+        eventually(|| available() && replicas() == Some(2)).await;
+
+        // `kubectl scale deployment test --replicas=5`: put back to the {{ kind }}'s size.
+        let mut scaled = server.get::<Deployment>(Some("default"), "test").unwrap();
+        scaled.spec.as_mut().unwrap().replicas = Some(5);
+        server.put(&scaled);
+        eventually(|| replicas() == Some(2)).await;
+
+        // Lists and watches only: every read came from the caches.
+        assert_eq!(server.count(fake::Verb::Get), 0, "{:#?}", server.requests());
+        shared.shutdown.cancel();
+        controller.await.unwrap().unwrap();
+    }
+
+    /// Waits until `condition` holds, for at most 10 s.
+    async fn eventually(condition: impl Fn() -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !condition() {
+            assert!(tokio::time::Instant::now() < deadline, "timed out");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// The Deployment runs the image with the flags given to `operator-rs create api`, as the
-    /// restricted Pod Security Standard requires, and belongs to its {{ kind }}.
+    /// restricted Pod Security Standard requires.
     #[test]
     fn the_deployment() {
         let deployment = serde_json::to_value(deployment(&{{ kind_snake }}(2, true), IMAGE)).unwrap();
         let metadata = &deployment["metadata"];
         assert_eq!(metadata["name"], "test");
-        assert_eq!(metadata["namespace"], "default");
         assert_eq!(metadata["labels"]["app.kubernetes.io/managed-by"], MANAGED_BY);
-        let owner = &metadata["ownerReferences"][0];
-        assert_eq!(owner["kind"], "{{ kind }}");
-        assert_eq!(owner["name"], "test");
-        assert_eq!(owner["uid"], "0b1c2d3e");
-        assert_eq!(owner["controller"], true);
-        assert_eq!(owner["blockOwnerDeletion"], true);
 
         let spec = &deployment["spec"];
         assert_eq!(spec["replicas"], 2);

@@ -63,6 +63,11 @@ pub struct WebServerSpec {
     /// over to the new image, a few at a time.
     #[schemars(length(min = 1))]
     pub image: String,
+    /// configMap names a ConfigMap of the WebServer's namespace whose files nginx serves
+    /// (index.html as the home page) instead of its own page. A change of the ConfigMap rolls
+    /// the pods over to the new content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map: Option<String>,
 }
 
 /// WebServerStatus defines the observed state of WebServer.

@@ -17,14 +17,10 @@ use kube::runtime::events::EventType;
 use kube::runtime::watcher;
 use kube::{Client, CustomResourceExt as _, Resource as _};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::controller::finalizer::{self, finalizer};
-use crate::controller::{Context, Runner, Shared, condition, conditions_to_apply, is_applied};
-use crate::manager::health::Readiness;
-use crate::manager::metrics::Metrics;
-use crate::manager::namespaces::WatchNamespaces;
+use crate::controller::{Context, Runner, Shared, condition, conditions_to_apply};
 use crate::testing::fake::{FakeApiServer, Verb};
 
 const NAME: &str = "widget-controller";
@@ -72,16 +68,13 @@ async fn reconcile(widget: Arc<Widget>, ctx: Arc<Context<Reconciles>>) -> Result
 
 async fn apply(widget: &Widget, ctx: &Context<Reconciles>) -> Result<Action, Error> {
     let name = widget.name_any();
-    let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), "default");
-    let current = deployments.get_opt(&name).await?;
     let labels = json!({ "app": name });
-    let desired = json!({
+    let desired: Deployment = serde_json::from_value(json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {
             "name": name,
             "labels": { "app.kubernetes.io/managed-by": NAME },
-            "ownerReferences": [widget.controller_owner_ref(&()).unwrap()],
         },
         "spec": {
             "replicas": widget.spec.size,
@@ -91,23 +84,17 @@ async fn apply(widget: &Widget, ctx: &Context<Reconciles>) -> Result<Action, Err
                 "spec": { "containers": [{ "name": "main", "image": "nginx" }] },
             },
         },
-    });
-    let applied = match current {
-        Some(current) if is_applied(&current, &desired) => current,
-        current => {
-            let params = PatchParams::apply(NAME).force();
-            let applied = deployments
-                .patch(&name, &params, &Patch::Apply(&desired))
-                .await?;
-            if current.is_none() {
-                ctx.publish(widget, EventType::Normal, "Created", "Reconcile", "created")
-                    .await;
-                // No pods yet: the status waits for them (they reconcile the Widget).
-                return Ok(Action::requeue(FIRST_REPORT_AFTER));
-            }
-            applied
-        }
-    };
+    }))
+    .unwrap();
+    // Read from the cache of owned Deployments, applied unless already as desired.
+    let applied = ctx.apply_owned(widget, desired).await?;
+    if applied.created() {
+        ctx.publish(widget, EventType::Normal, "Created", "Reconcile", "created")
+            .await;
+        // No pods yet: the status waits for them (they reconcile the Widget).
+        return Ok(Action::requeue(FIRST_REPORT_AFTER));
+    }
+    let applied = applied.after;
     let available = applied
         .status
         .and_then(|status| status.available_replicas)
@@ -123,15 +110,11 @@ async fn apply(widget: &Widget, ctx: &Context<Reconciles>) -> Result<Action, Err
     Ok(Action::requeue(Duration::from_secs(300)))
 }
 
-/// What the manager would hand the controller, around `client`.
+/// What the manager would hand the controller, around `client`, with 2 workers.
 fn shared(client: Client) -> Shared {
     Shared {
-        client,
-        readiness: Readiness::default(),
-        shutdown: CancellationToken::new(),
-        metrics: Metrics::new(),
-        watch_namespaces: WatchNamespaces::All,
         max_concurrent_reconciles: 2,
+        ..Shared::new(client)
     }
 }
 
@@ -345,6 +328,9 @@ async fn a_cold_backlog_costs_three_writes_and_two_reconciles_per_object() {
     );
     let writes = writes(&fake);
     assert!(writes <= 3 * N, "{writes} writes for {N} objects");
+    // Every read from the caches: no GET (the finalizer's re-read after a refused patch would be
+    // one).
+    assert_eq!(fake.count(Verb::Get), 0, "{:#?}", fake.requests());
     // None of them refused: the controller reads its own writes (see `Context::wrote`).
     let refused = fake
         .requests()

@@ -1,6 +1,7 @@
 //! Tests of the fake API server through kube's client, the way controllers use it.
 
 mod apply;
+mod cache;
 mod controller;
 mod objects;
 mod verdicts;

@@ -1,22 +1,47 @@
 //! Prometheus metrics, named like controller-runtime's so that existing dashboards and alerts for
-//! Go operators work unchanged:
+//! Go operators work unchanged. One registry per manager ([`Metrics`]), which `/metrics` serves:
 //!
-//! | metric | type | labels |
-//! |---|---|---|
-//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`, `requeue`, `requeue_after`) |
-//! | `controller_runtime_reconcile_errors_total` | counter | `controller` |
-//! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
-//! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` |
-//! | `controller_runtime_active_workers` | gauge | `controller` |
-//! | `process_cpu_seconds_total`, `process_resident_memory_bytes`, `process_open_fds`, ... | | (Linux only) |
+//! | metric | type | labels | recorded by |
+//! |---|---|---|---|
+//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`, `requeue`, `requeue_after`) | the `Runner` |
+//! | `controller_runtime_reconcile_errors_total` | counter | `controller` | the `Runner` |
+//! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` | the `Runner` |
+//! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` | the `Runner` |
+//! | `controller_runtime_active_workers` | gauge | `controller` | the `Runner` |
+//! | `workqueue_adds_total`, `workqueue_retries_total` | counter | `name`, `controller` | the `Runner` ([`workqueue`]) |
+//! | `workqueue_depth` | gauge | `name`, `controller`, `priority` | the `Runner` |
+//! | `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds` | histogram | `name`, `controller` | the `Runner` |
+//! | `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds` | gauge | `name`, `controller` | the `Runner` |
+//! | `rest_client_requests_total` | counter | `code`, `method`, `host` | the manager's client ([`RequestCounter`]) |
+//! | `leader_election_master_status` | gauge | `name` (the Lease) | the manager, with `--leader-elect` |
+//! | `controller_runtime_webhook_requests_total` | counter | `webhook` (the path), `code` | the webhook server |
+//! | `controller_runtime_webhook_requests_in_flight` | gauge | `webhook` | the webhook server |
+//! | `controller_runtime_webhook_latency_seconds` | histogram | `webhook` | the webhook server |
+//! | `process_cpu_seconds_total`, `process_resident_memory_bytes`, `process_open_fds`, ... | | | (Linux only) |
 //!
-//! [`Metrics`] owns the registry; each controller gets a [`ControllerMetrics`] from
-//! [`Metrics::controller`] and wraps its reconcile function with [`ControllerMetrics::measure`].
-//! Register your own metrics with [`Metrics::register`]. [`server`] serves them on `/metrics`.
+//! Names, labels and histogram buckets are controller-runtime's (its `pkg/internal/controller/metrics`,
+//! `pkg/metrics` and `pkg/webhook/internal/metrics`). Register your own metrics with
+//! [`Metrics::register`], as `metrics.Registry.MustRegister` in Go:
+//!
+//! ```
+//! use operator_rs_runtime::metrics::Metrics;
+//! use operator_rs_runtime::prometheus_client::metrics::counter::Counter;
+//!
+//! let metrics = Metrics::new(); // in a controller's `setup`: `shared.metrics`
+//! let backups = Counter::<u64>::default();
+//! metrics.register("memcached_backups", "Backups taken of Memcached data", backups.clone());
+//! backups.inc(); // keep a clone in the controller's state, and count
+//! assert!(metrics.encode().unwrap().contains("memcached_backups_total 1"));
+//! ```
+//!
+//! [`server`] serves the registry on `/metrics`.
 
 mod auth;
 mod process;
+mod rest_client;
 pub mod server;
+mod webhook;
+pub mod workqueue;
 
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -31,6 +56,9 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Metric, Registry};
 
 pub use auth::{AuthError, Authorizer};
+pub use rest_client::{Counted, RequestCounter};
+pub use webhook::{WebhookMetrics, WebhookRequest};
+pub use workqueue::WorkQueueMetrics;
 
 /// The `Content-Type` of [`Metrics::encode`]'s output (OpenMetrics text, which Prometheus reads).
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -95,7 +123,7 @@ struct ResultLabels {
     result: &'static str,
 }
 
-/// The metric families shared by every controller.
+/// The reconcile metric families shared by every controller.
 #[derive(Debug)]
 struct Families {
     reconcile_total: Family<ResultLabels, Counter>,
@@ -103,6 +131,11 @@ struct Families {
     reconcile_time: Family<ControllerLabels, Histogram, fn() -> Histogram>,
     max_concurrent_reconciles: Family<ControllerLabels, Gauge>,
     active_workers: Family<ControllerLabels, Gauge>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LeaseLabels {
+    name: String,
 }
 
 fn reconcile_time_histogram() -> Histogram {
@@ -114,6 +147,10 @@ fn reconcile_time_histogram() -> Histogram {
 pub struct Metrics {
     registry: Arc<RwLock<Registry>>,
     families: Arc<Families>,
+    work_queues: workqueue::Families,
+    rest_client: rest_client::Requests,
+    leader_election: Family<LeaseLabels, Gauge>,
+    webhooks: WebhookMetrics,
 }
 
 impl Default for Metrics {
@@ -131,6 +168,7 @@ impl fmt::Debug for Metrics {
 impl Metrics {
     /// A registry with the controller-runtime metric families and, on Linux, the process metrics.
     pub fn new() -> Self {
+        let mut registry = Registry::default();
         let families = Families {
             reconcile_total: Family::default(),
             reconcile_errors: Family::default(),
@@ -138,7 +176,6 @@ impl Metrics {
             max_concurrent_reconciles: Family::default(),
             active_workers: Family::default(),
         };
-        let mut registry = Registry::default();
         // Counters get their `_total` suffix from the encoder.
         registry.register(
             "controller_runtime_reconcile",
@@ -165,15 +202,32 @@ impl Metrics {
             "Number of currently used workers per controller",
             families.active_workers.clone(),
         );
+        let work_queues = workqueue::Families::register(&mut registry);
+        let rest_client = rest_client::Requests::register(&mut registry);
+        let leader_election = Family::<LeaseLabels, Gauge>::default();
+        registry.register(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, \
+             1 indicates master. 'name' is the string used to identify the lease. Please make sure \
+             to group by name.",
+            leader_election.clone(),
+        );
+        let webhooks = WebhookMetrics::register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));
         Metrics {
             registry: Arc::new(RwLock::new(registry)),
             families: Arc::new(families),
+            work_queues,
+            rest_client,
+            leader_election,
+            webhooks,
         }
     }
 
-    /// Registers a metric of your own, e.g. a `Counter` or a `Family` you keep a clone of in your
-    /// controller's context. Names follow Prometheus conventions; counters get `_total` appended.
+    /// Registers a metric of your own (controller-runtime's `metrics.Registry.MustRegister`), e.g.
+    /// a `Counter` or a `Family` of `prometheus_client` that you keep a clone of in your
+    /// controller's state: `/metrics` serves it from then on. Names follow Prometheus
+    /// conventions; counters get `_total` appended. See the [module](self) for an example.
     pub fn register(&self, name: &str, help: &str, metric: impl Metric) {
         self.registry
             .write()
@@ -208,6 +262,34 @@ impl Metrics {
             labels,
             families: Arc::clone(&self.families),
         }
+    }
+
+    /// The `workqueue_*` metrics of the controller `name` (the same name as for
+    /// [`Metrics::controller`]); see [`workqueue`].
+    pub fn work_queue(&self, name: &str) -> WorkQueueMetrics {
+        self.work_queues.queue(name)
+    }
+
+    /// A tower layer that counts the requests of a client of the API server at `host` (e.g.
+    /// `10.96.0.1:443`) in `rest_client_requests_total`.
+    pub fn rest_client(&self, host: &str) -> RequestCounter {
+        self.rest_client.counter(host)
+    }
+
+    /// `leader_election_master_status` for the Lease `name`: 0 (a standby) until
+    /// [`LeaderStatus::set_leading`] says otherwise.
+    pub fn leader_election(&self, name: &str) -> LeaderStatus {
+        let labels = LeaseLabels {
+            name: name.to_owned(),
+        };
+        let gauge = self.leader_election.get_or_create(&labels).clone();
+        gauge.set(0);
+        LeaderStatus(gauge)
+    }
+
+    /// The webhook server's metrics.
+    pub fn webhooks(&self) -> WebhookMetrics {
+        self.webhooks.clone()
     }
 
     /// All metrics in the OpenMetrics text format (served with [`CONTENT_TYPE`]).
@@ -279,6 +361,17 @@ impl ControllerMetrics {
                 .get_or_create(&self.labels)
                 .inc();
         }
+    }
+}
+
+/// `leader_election_master_status` of one Lease, from [`Metrics::leader_election`].
+#[derive(Clone, Debug)]
+pub struct LeaderStatus(Gauge);
+
+impl LeaderStatus {
+    /// Whether this replica leads now.
+    pub fn set_leading(&self, leading: bool) {
+        self.0.set(i64::from(leading));
     }
 }
 
@@ -453,6 +546,19 @@ mod tests {
             assert!(value >= 0.0);
         }
         assert!(sample(&text, "process_resident_memory_bytes ").unwrap() > 0.0);
+    }
+
+    /// `leader_election_master_status`: 0 for a standby, 1 for the leader.
+    #[test]
+    fn reports_leadership() {
+        let metrics = Metrics::new();
+        let status = metrics.leader_election("6e1ac2c5.example.com");
+        let series = r#"leader_election_master_status{name="6e1ac2c5.example.com"}"#;
+        assert_eq!(sample(&metrics.encode().unwrap(), series), Some(0.0));
+        status.set_leading(true);
+        assert_eq!(sample(&metrics.encode().unwrap(), series), Some(1.0));
+        status.set_leading(false);
+        assert_eq!(sample(&metrics.encode().unwrap(), series), Some(0.0));
     }
 
     #[test]

@@ -1,21 +1,22 @@
-//! [`Written`]: read-your-writes for a controller whose cache lags behind its own writes.
+//! [`Written`]: read-your-writes for a cache that lags behind the controller's own writes.
 //!
-//! A controller reconciles the object of its cache, and the cache learns of a write only when
-//! the watch event of that write arrives: a moment after the write returned. A reconciliation
-//! that starts in that moment (another trigger of the same object, like a status change of the
-//! Deployment it owns) sees the object as it was before the controller's own write, and acts on
-//! it again: it adds the finalizer it has just added (a patch the API server refuses, since its
-//! `test` of the finalizers fails) or writes the status it has just written.
+//! A cache learns of a write only when the watch event of that write arrives: a moment after the
+//! write returned. A reconciliation that starts in that moment (another trigger of the same
+//! object, like a status change of the Deployment it owns) would see the object as it was before
+//! the controller's own write, and act on it again: add the finalizer it has just added (a patch
+//! the API server refuses, since its `test` of the finalizers fails), write the status it has
+//! just written, or take the Deployment it has just created for missing.
 //!
 //! So the objects that the controller's own writes return (the finalizer patches of
-//! [`finalizer`](super::finalizer::finalizer), [`Context::apply_status`](super::Context::apply_status),
-//! [`Context::wrote`](super::Context::wrote)) are remembered until the cache has caught up with
-//! them, and the [`Runner`](super::Runner) hands `reconcile` the newer of the two. An entry goes
-//! as soon as the watch delivers the write (or a newer version, or the deletion) or a
-//! reconciliation finds the cache as new; a relist of the watch drops them all. So the map holds
+//! [`finalizer`](crate::controller::finalizer::finalizer),
+//! [`Context::apply_status`](crate::controller::Context::apply_status),
+//! [`Context::apply_owned`](crate::controller::Context::apply_owned),
+//! [`Context::wrote`](crate::controller::Context::wrote)) are remembered by the cache of their kind
+//! until the cache has caught up with them, and its reads return the newer of the two. An entry
+//! goes as soon as the watch delivers the write (or a newer version, or the deletion) or a read
+//! finds the cache as new; a relist of the watch drops those of its namespace. So the map holds
 //! only the writes that are still on their way through the watch, a handful at any time.
 
-use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -26,25 +27,37 @@ use super::strip_for_cache;
 
 /// The objects of one kind that a controller wrote and its cache has not seen yet, by uid.
 ///
-/// Cloning gives another handle to the same map. A registry built with [`Written::disabled`]
-/// remembers nothing.
-#[derive(Clone, Default)]
-pub(crate) struct Written {
-    /// The kind that is remembered; `None`: nothing is.
-    kind: Option<TypeId>,
-    objects: Arc<Mutex<HashMap<String, Entry>>>,
+/// Cloning gives another handle to the same map.
+pub(crate) struct Written<K> {
+    objects: Arc<Mutex<HashMap<String, Entry<K>>>>,
 }
 
-/// An object as the controller wrote it: its `resourceVersion`, and the object (an `Arc<K>`).
-struct Entry {
+impl<K> Clone for Written<K> {
+    fn clone(&self) -> Self {
+        Self {
+            objects: Arc::clone(&self.objects),
+        }
+    }
+}
+
+impl<K> Default for Written<K> {
+    fn default() -> Self {
+        Self {
+            objects: Arc::default(),
+        }
+    }
+}
+
+/// An object as the controller wrote it, and its `resourceVersion`.
+struct Entry<K> {
     version: u64,
-    object: Arc<dyn Any + Send + Sync>,
+    object: Arc<K>,
 }
 
 /// The `resourceVersion` of `object` as a number, if it is one. Kubernetes says to treat them
 /// as opaque, but every API server (etcd's revisions) hands out increasing integers; when one
 /// is not, the cache is trusted.
-fn version<K: Resource>(object: &K) -> Option<u64> {
+pub(crate) fn version<K: Resource>(object: &K) -> Option<u64> {
     object.meta().resource_version.as_deref()?.parse().ok()
 }
 
@@ -52,36 +65,15 @@ fn uid<K: Resource>(object: &K) -> Option<&str> {
     object.meta().uid.as_deref()
 }
 
-impl Written {
-    /// A registry that remembers nothing: the [`Context`](super::Context) of a test, or of a
-    /// controller that is not run by a [`Runner`](super::Runner).
-    pub(crate) fn disabled() -> Self {
-        Self::default()
-    }
-
-    /// A registry of the objects of kind `K`: the kind that the [`Runner`](super::Runner)
-    /// watches, whose watch events drop the entries.
-    pub(crate) fn of<K: 'static>() -> Self {
-        Self {
-            kind: Some(TypeId::of::<K>()),
-            objects: Arc::default(),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
+impl<K: Resource + Clone> Written<K> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry<K>>> {
         self.objects.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Remembers `object` as the API server returned it after a write of this controller. Only
-    /// objects of the registry's kind with a uid and a numeric `resourceVersion`, and only if it
-    /// is newer than what is remembered of it already.
-    pub(crate) fn record<K>(&self, object: &K)
-    where
-        K: Resource + Clone + Send + Sync + 'static,
-    {
-        if self.kind != Some(TypeId::of::<K>()) {
-            return;
-        }
+    /// Remembers `object` as the API server returned it after a write of this controller: only
+    /// with a uid and a numeric `resourceVersion`, and only if it is newer than what is
+    /// remembered of it already. Stored as the cache would store it ([`strip_for_cache`]).
+    pub(crate) fn record(&self, object: &K) {
         let (Some(uid), Some(version)) = (uid(object), version(object)) else {
             return;
         };
@@ -98,13 +90,9 @@ impl Written {
         objects.insert(uid.to_owned(), Entry { version, object });
     }
 
-    /// The object a reconciliation should get: `cached`, unless this controller wrote a newer
-    /// version of it that the cache has not seen yet. An entry that the cache has caught up
-    /// with goes.
-    pub(crate) fn latest<K>(&self, cached: Arc<K>) -> Arc<K>
-    where
-        K: Resource + Send + Sync + 'static,
-    {
+    /// `cached`, unless this controller wrote a newer version of it that the cache has not seen
+    /// yet. An entry that the cache has caught up with goes.
+    pub(crate) fn latest(&self, cached: Arc<K>) -> Arc<K> {
         let Some(uid) = uid(cached.as_ref()) else {
             return cached;
         };
@@ -113,12 +101,7 @@ impl Written {
             return cached;
         };
         match version(cached.as_ref()) {
-            Some(cached_version) if cached_version < entry.version => {
-                match Arc::clone(&entry.object).downcast::<K>() {
-                    Ok(written) => written,
-                    Err(_) => cached,
-                }
-            }
+            Some(cached_version) if cached_version < entry.version => Arc::clone(&entry.object),
             _ => {
                 objects.remove(uid);
                 cached
@@ -126,18 +109,28 @@ impl Written {
         }
     }
 
-    /// Takes note of an event of the watch that fills the cache (after the cache has applied
-    /// it): a version at least as new as a remembered write, or a deletion, makes it go; a
-    /// relist makes them all go, since the list is at least as new as every write before it.
-    pub(crate) fn observe<K>(&self, event: &watcher::Event<K>)
-    where
-        K: Resource,
-    {
-        if self.kind.is_none() {
-            return;
-        }
+    /// The writes the cache has not seen yet, in `namespace` (`None`: in every namespace).
+    pub(crate) fn pending(&self, namespace: Option<&str>) -> Vec<Arc<K>> {
+        let objects = self.lock();
+        let entries = objects.values().map(|entry| &entry.object);
+        let in_namespace = |object: &&Arc<K>| {
+            namespace.is_none_or(|ns| object.meta().namespace.as_deref() == Some(ns))
+        };
+        entries.filter(in_namespace).cloned().collect()
+    }
+
+    /// Takes note of an event of a watch that fills the cache, in `namespace` (`None`: every
+    /// namespace), after the cache has applied it: a version at least as new as a remembered
+    /// write, or a deletion, makes it go; a relist makes those of its namespace go, since the list
+    /// is at least as new as every write before it.
+    pub(crate) fn observe(&self, event: &watcher::Event<K>, namespace: Option<&str>) {
         match event {
-            watcher::Event::Init => self.lock().clear(),
+            watcher::Event::Init => {
+                let mut objects = self.lock();
+                objects.retain(|_, entry| {
+                    namespace.is_some_and(|ns| entry.object.meta().namespace.as_deref() != Some(ns))
+                });
+            }
             watcher::Event::InitDone => {}
             watcher::Event::InitApply(object) | watcher::Event::Apply(object) => {
                 let Some(uid) = uid(object) else { return };
@@ -166,7 +159,7 @@ impl Written {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::ObjectMeta;
     use kube::api::ResourceExt as _;
 
@@ -193,7 +186,7 @@ mod tests {
 
     #[test]
     fn a_stale_cache_gives_way_to_the_controllers_own_write() {
-        let written = Written::of::<ConfigMap>();
+        let written = Written::default();
         written.record(&config_map("a", "12", "written"));
         let latest = written.latest(Arc::new(config_map("a", "11", "cached")));
         assert_eq!(data(&latest), "written");
@@ -209,7 +202,7 @@ mod tests {
 
     #[test]
     fn a_cache_that_caught_up_wins_and_the_entry_goes() {
-        let written = Written::of::<ConfigMap>();
+        let written = Written::default();
         written.record(&config_map("a", "12", "written"));
         let latest = written.latest(Arc::new(config_map("a", "12", "cached")));
         assert_eq!(data(&latest), "cached");
@@ -223,7 +216,7 @@ mod tests {
 
     #[test]
     fn versions_that_are_not_numbers_trust_the_cache() {
-        let written = Written::of::<ConfigMap>();
+        let written = Written::default();
         written.record(&config_map("a", "opaque", "written"));
         assert_eq!(written.len(), 0);
         written.record(&config_map("a", "12", "written"));
@@ -233,40 +226,39 @@ mod tests {
     }
 
     #[test]
-    fn only_newer_writes_of_the_kind_are_remembered() {
-        let written = Written::of::<ConfigMap>();
+    fn only_newer_writes_are_remembered() {
+        let written = Written::default();
         written.record(&config_map("a", "12", "first"));
         written.record(&config_map("a", "11", "older"));
         let latest = written.latest(Arc::new(config_map("a", "10", "cached")));
         assert_eq!(data(&latest), "first");
-
-        let secret = Secret {
-            metadata: config_map("s", "12", "").metadata,
-            ..Secret::default()
-        };
-        written.record(&secret);
-        assert_eq!(written.len(), 1, "not the kind of the controller");
-
-        let disabled = Written::disabled();
-        disabled.record(&config_map("a", "12", "written"));
-        let latest = disabled.latest(Arc::new(config_map("a", "11", "cached")));
-        assert_eq!(data(&latest), "cached");
+        assert_eq!(written.pending(Some("default")).len(), 1);
+        assert_eq!(written.pending(Some("other")).len(), 0);
     }
 
     #[test]
     fn watch_events_drop_what_the_cache_has_seen() {
-        let written = Written::of::<ConfigMap>();
+        let written = Written::default();
         written.record(&config_map("a", "12", "written"));
         written.record(&config_map("b", "20", "written"));
         written.record(&config_map("c", "30", "written"));
+        let mut elsewhere = config_map("d", "40", "written");
+        elsewhere.metadata.namespace = Some("other".to_owned());
+        written.record(&elsewhere);
 
-        written.observe(&watcher::Event::Apply(config_map("a", "11", "")));
-        assert_eq!(written.len(), 3, "an older event");
-        written.observe(&watcher::Event::Apply(config_map("a", "12", "")));
+        written.observe(&watcher::Event::Apply(config_map("a", "11", "")), None);
+        assert_eq!(written.len(), 4, "an older event");
+        written.observe(&watcher::Event::Apply(config_map("a", "12", "")), None);
+        assert_eq!(written.len(), 3);
+        written.observe(&watcher::Event::Delete(config_map("b", "19", "")), None);
         assert_eq!(written.len(), 2);
-        written.observe(&watcher::Event::Delete(config_map("b", "19", "")));
-        assert_eq!(written.len(), 1);
-        written.observe(&watcher::Event::<ConfigMap>::Init);
-        assert_eq!(written.len(), 0, "a relist is newer than every write");
+        written.observe(&watcher::Event::<ConfigMap>::Init, Some("default"));
+        assert_eq!(
+            written.len(),
+            1,
+            "a relist is newer than every write of its namespace"
+        );
+        written.observe(&watcher::Event::<ConfigMap>::Init, None);
+        assert_eq!(written.len(), 0);
     }
 }

@@ -1,0 +1,385 @@
+//! [`Context`]: what a `reconcile` function gets besides the object.
+
+use std::sync::Arc;
+
+use kube::api::{Patch, PatchParams};
+use kube::core::{ClusterResourceScope, NamespaceResourceScope};
+use kube::{Api, Client, Resource};
+use serde_json::{Value, json};
+
+use super::events::{Event, EventType, Recorder, Reporter};
+use crate::cache::{Cache, Cacheable, Caches};
+use crate::manager::namespaces::WatchNamespaces;
+
+/// What a `reconcile` function gets besides the object: the client, the caches of the
+/// controller's watches, an Event recorder, and the controller's own `state` (built once in
+/// `setup`, e.g. an image name read from the environment).
+///
+/// Tests build one with [`Context::new`] around the mocked client of `testing::reconcile_with`
+/// (cargo feature `testing`): it has no caches, so its reads go to the API server.
+pub struct Context<S = ()> {
+    /// Client for the Kubernetes API server: from the kubeconfig when run locally, from the pod's
+    /// service account (with the permissions of `config/rbac/`) in the cluster.
+    pub client: Client,
+    /// Publishes Events (`kubectl describe`, `kubectl events`) as this controller. Kept for the
+    /// controller's lifetime because it remembers recent Events: a repeated Event becomes a count
+    /// on the first one instead of a new object. The runtime's [`Recorder`], which remembers at
+    /// most 4,096 of them, rather than kube's, which remembers every Event of the last 6 minutes.
+    pub recorder: Recorder,
+    /// The controller's name: its logs' `controller` field, its Events' `reportingController`,
+    /// and the field manager of its server-side applies.
+    pub name: &'static str,
+    /// The controller's own state.
+    pub state: S,
+    /// The caches of the controller's watches, by kind (none in a context from [`Context::new`]).
+    caches: Caches,
+}
+
+impl<S> Context<S> {
+    /// A context for the controller `name` talking to the API server through `client`.
+    ///
+    /// It has no caches: [`Context::get`] and [`Context::apply_owned`] read from the API server,
+    /// and it remembers none of the controller's writes (see [`Context::wrote`]). The
+    /// [`Runner`](super::Runner) builds the context of a running controller, which has both.
+    pub fn new(client: Client, name: &'static str, state: S) -> Self {
+        Self::with_caches(client, name, state, Caches::default())
+    }
+
+    pub(crate) fn with_caches(
+        client: Client,
+        name: &'static str,
+        state: S,
+        caches: Caches,
+    ) -> Self {
+        let reporter = Reporter {
+            controller: name.to_owned(),
+            instance: None,
+        };
+        Self {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            name,
+            state,
+            caches,
+        }
+    }
+
+    /// The cache of `K` that the controller's watches fill: the kind it reconciles, the kinds it
+    /// owns, watches or caches ([`Runner::owns`](super::Runner::owns),
+    /// [`Runner::watches`](super::Runner::watches), [`Runner::caches`](super::Runner::caches)).
+    /// `None` for another kind, and in a context from [`Context::new`].
+    pub fn cache<K: Cacheable>(&self) -> Option<Cache<K>> {
+        self.caches.get::<K>()
+    }
+
+    /// The object `name` of kind `K` in `namespace` (`None` for a cluster-scoped kind), from the
+    /// cache of `K` once it has synced (no request), and otherwise from the API server: for a
+    /// kind the controller does not cache, in a context from [`Context::new`], and while the
+    /// cache is still listing at startup. controller-runtime's `client.Get`.
+    ///
+    /// The cache is read-your-writes: an object this controller wrote
+    /// ([`Context::apply_owned`], [`Context::apply_status`], [`Context::wrote`]) is returned as
+    /// the write returned it until the watch brings that version. `None`: the object does not
+    /// exist, or (from a cache) the controller's watch of `K` does not select it (its label
+    /// selector, `WATCH_NAMESPACE`).
+    pub async fn get<K>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Arc<K>>, kube::Error>
+    where
+        K: Cacheable,
+        K::Scope: Scope,
+    {
+        if let Some(cache) = self.cache::<K>()
+            && cache.is_synced()
+        {
+            return Ok(cache.get(namespace, name));
+        }
+        let api = <K::Scope as Scope>::api_in::<K>(&self.client, namespace);
+        Ok(api.get_opt(name).await?.map(Arc::new))
+    }
+
+    /// Takes note of `object` as the API server returned it after a write of this controller,
+    /// so that the cache of its kind returns it, instead of the older version it has, until its
+    /// watch has brought that write: read-your-writes. Without it, a reconciliation that starts
+    /// before the watch event of the write arrives (another trigger of the same object, like a
+    /// status change of the Deployment it owns) would act on what the controller has just
+    /// changed, and write it again (a finalizer patch that the API server refuses, a status that
+    /// is already there), or take the object it has just created for missing.
+    ///
+    /// [`Context::apply_status`], [`Context::apply_owned`] and
+    /// [`finalizer`](super::finalizer::finalizer) call it; call it yourself after writing an
+    /// object through an `Api` of your own. It keeps objects of the kinds the controller caches
+    /// only, and only until the cache has caught up with them (by `resourceVersion`), so it holds
+    /// the few writes on their way through the watch, not a second cache. It does nothing in a
+    /// context built with [`Context::new`].
+    pub fn wrote<K: Cacheable>(&self, object: &K) {
+        if let Some(cache) = self.cache::<K>() {
+            cache.wrote(object);
+        }
+    }
+
+    /// The object `reconcile` gets: `cached`, or this controller's own newer write of it.
+    pub(crate) fn latest<K: Cacheable>(&self, cached: Arc<K>) -> Arc<K> {
+        match self.cache::<K>() {
+            Some(cache) => cache.latest(cached),
+            None => cached,
+        }
+    }
+
+    /// Writes `status` (a JSON object with the status fields this controller owns, e.g.
+    /// `json!({ "conditions": conditions })`) to the status subresource of `object`, by server-side
+    /// apply as this controller's field manager, and returns the object as stored.
+    ///
+    /// The patch holds only the fields the controller sets, so it never overwrites fields that
+    /// others own, and it is forced: a controller owns its fields even when someone else has set
+    /// them (the Kubernetes API conventions ask controllers to force). Fields the controller
+    /// applied before but leaves out now are removed, so apply every field you own every time.
+    ///
+    /// The object returned is remembered until the cache has it ([`Context::wrote`]): a
+    /// reconciliation that starts before then sees the status written, and does not write it
+    /// again.
+    pub async fn apply_status<K>(&self, object: &K, status: Value) -> Result<K, kube::Error>
+    where
+        K: Cacheable,
+        K::Scope: Scope,
+    {
+        let api =
+            <K::Scope as Scope>::api_in::<K>(&self.client, object.meta().namespace.as_deref());
+        let patch = json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "status": status,
+        });
+        let name = object.meta().name.as_deref().unwrap_or_default();
+        let params = PatchParams::apply(self.name).force();
+        let stored = api
+            .patch_status(name, &params, &Patch::Apply(&patch))
+            .await?;
+        self.wrote(&stored);
+        Ok(stored)
+    }
+
+    /// Publishes an Event about `object` as this controller: `kubectl describe` and `kubectl
+    /// events` show it. `reason` is a short UpperCamelCase word (`Created`, `Scaled`), `action`
+    /// what the controller did or failed to do (`Reconcile`), `note` a sentence for humans.
+    ///
+    /// Like controller-runtime's recorder, a failure to publish is logged, not returned: an Event
+    /// is worth less than the reconcile that reports it.
+    pub async fn publish<K>(
+        &self,
+        object: &K,
+        type_: EventType,
+        reason: &str,
+        action: &str,
+        note: impl Into<String>,
+    ) where
+        K: Resource<DynamicType = ()>,
+    {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note.into()),
+            action: action.to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, &object.object_ref(&())).await {
+            let error = &error as &dyn std::error::Error;
+            tracing::warn!(
+                controller = self.name,
+                error,
+                reason,
+                "cannot publish an Event"
+            );
+        }
+    }
+}
+
+/// The name of `object` as `kubectl` shows it: `namespace/name` for a namespaced object, `name`
+/// for a cluster-scoped one. For log lines and error messages.
+pub fn qualified_name<K: Resource>(object: &K) -> String {
+    let meta = object.meta();
+    let name = meta.name.as_deref().unwrap_or_default();
+    match meta.namespace.as_deref() {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// How the watches of a kind are spread over namespaces, by the kind's scope: namespaced kinds
+/// follow `WATCH_NAMESPACE`, cluster-scoped kinds are always watched as a whole.
+///
+/// Implemented for kube's two scope types; you never implement it yourself.
+pub trait Scope: Sized {
+    /// Whether objects of the scope live in namespaces.
+    const NAMESPACED: bool;
+
+    /// One `Api` per watch of the kind `K`.
+    fn apis<K>(namespaces: &WatchNamespaces, client: &Client) -> Vec<Api<K>>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default;
+
+    /// The `Api` of `K` in `namespace` (`None`: every namespace).
+    fn api_in<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default;
+}
+
+impl Scope for NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+
+    fn apis<K>(namespaces: &WatchNamespaces, client: &Client) -> Vec<Api<K>>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default,
+    {
+        namespaces.apis(client)
+    }
+
+    fn api_in<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default,
+    {
+        match namespace {
+            Some(namespace) => Api::namespaced(client.clone(), namespace),
+            None => Api::all(client.clone()),
+        }
+    }
+}
+
+impl Scope for ClusterResourceScope {
+    const NAMESPACED: bool = false;
+
+    fn apis<K>(_: &WatchNamespaces, client: &Client) -> Vec<Api<K>>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default,
+    {
+        vec![Api::all(client.clone())]
+    }
+
+    fn api_in<K>(client: &Client, _: Option<&str>) -> Api<K>
+    where
+        K: Resource<Scope = Self>,
+        K::DynamicType: Default,
+    {
+        Api::all(client.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+    use crate::testing::{Method, StatusCode, reconcile_with};
+
+    fn config_map(name: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                namespace: Some("default".to_owned()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    #[test]
+    fn qualified_names_are_as_kubectl_shows_them() {
+        assert_eq!(qualified_name(&config_map("a")), "default/a");
+        let namespace = k8s_openapi::api::core::v1::Namespace {
+            metadata: ObjectMeta {
+                name: Some("ops".to_owned()),
+                ..ObjectMeta::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(qualified_name(&namespace), "ops");
+    }
+
+    #[tokio::test]
+    async fn status_is_applied_as_the_controller() {
+        let (result, ()) = reconcile_with(
+            |client| async move {
+                let ctx = Context::new(client, "tester", ());
+                ctx.apply_status(&config_map("a"), json!({"phase": "Done"}))
+                    .await
+            },
+            |mut api_server| async move {
+                let url = "/api/v1/namespaces/default/configmaps/a/status?&force=true&fieldManager=tester";
+                let call = api_server.expect(Method::PATCH, url).await;
+                assert_eq!(call.body["apiVersion"], "v1");
+                assert_eq!(call.body["kind"], "ConfigMap");
+                assert_eq!(call.body["status"], json!({"phase": "Done"}));
+                call.ok(&config_map("a"));
+                api_server.expect_no_more_requests().await;
+            },
+        )
+        .await;
+        assert_eq!(result.unwrap().metadata.name.as_deref(), Some("a"));
+    }
+
+    /// Without a cache of the kind (a context from `Context::new`), `get` asks the API server.
+    #[tokio::test]
+    async fn without_a_cache_objects_are_read_from_the_api_server() {
+        let (found, ()) = reconcile_with(
+            |client| async move {
+                let ctx = Context::new(client, "tester", ());
+                assert!(ctx.cache::<ConfigMap>().is_none());
+                ctx.get::<ConfigMap>(Some("default"), "a").await
+            },
+            |mut api_server| async move {
+                let url = "/api/v1/namespaces/default/configmaps/a";
+                api_server
+                    .expect(Method::GET, url)
+                    .await
+                    .ok(&config_map("a"));
+                api_server.expect_no_more_requests().await;
+            },
+        )
+        .await;
+        assert_eq!(found.unwrap().unwrap().metadata.name.as_deref(), Some("a"));
+    }
+
+    #[tokio::test]
+    async fn failed_events_are_logged_not_returned() {
+        let ((), ()) = reconcile_with(
+            |client| async move {
+                let ctx = Context::new(client, "tester", ());
+                let object = config_map("a");
+                ctx.publish(&object, EventType::Normal, "Tested", "Test", "a note")
+                    .await;
+            },
+            |mut api_server| async move {
+                let url = "/apis/events.k8s.io/v1/namespaces/default/events?";
+                let call = api_server.expect(Method::POST, url).await;
+                assert_eq!(call.body["reason"], "Tested");
+                assert_eq!(call.body["note"], "a note");
+                assert_eq!(call.body["reportingController"], "tester");
+                call.respond_error(StatusCode::FORBIDDEN, "Forbidden");
+                api_server.expect_no_more_requests().await;
+            },
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn namespaced_kinds_follow_watch_namespace() {
+        let (client, _server) = crate::testing::mock_client();
+        let only = WatchNamespaces::Only(vec!["a".into(), "b".into()]);
+        let apis = <NamespaceResourceScope as Scope>::apis::<ConfigMap>(&only, &client);
+        let namespaces: Vec<_> = apis.iter().map(|api| api.namespace()).collect();
+        assert_eq!(namespaces, [Some("a"), Some("b")]);
+
+        use k8s_openapi::api::core::v1::Namespace;
+        let apis = <ClusterResourceScope as Scope>::apis::<Namespace>(&only, &client);
+        assert_eq!(apis.len(), 1);
+        assert_eq!(apis[0].namespace(), None);
+    }
+}
