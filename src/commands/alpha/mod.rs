@@ -3,12 +3,15 @@
 //! release's scaffold, `migrate` makes one from a kubebuilder Go project.
 
 pub mod generate;
+mod git;
 mod merge;
 pub mod migrate;
+mod release;
 mod replay;
 mod rust_fields;
 mod tree;
 pub mod update;
+mod update_branches;
 
 use std::path::PathBuf;
 
