@@ -470,6 +470,46 @@ fn update_squash_gives_one_commit_on_the_named_branch_and_pushes_it() {
     );
 }
 
+/// `--dry-run` commits nothing; `--force` with uncommitted changes commits the update from HEAD
+/// and leaves the changes, and the branch checked out, where they are.
+#[test]
+fn update_dry_run_and_forced_over_uncommitted_changes() {
+    let (tmp, dir) = folder("crew");
+    let older = older_release(tmp.path());
+    project_in_git(&dir, &older, false);
+    let older_arg = older.display().to_string();
+    let update = [
+        "alpha",
+        "update",
+        "--from-binary",
+        &older_arg,
+        "--make=false",
+    ];
+    let before = tree(&dir);
+    let mut dry = update.to_vec();
+    dry.push("--dry-run");
+    let out = run_ok(&dir, &dry);
+    assert!(
+        out.contains("merged Makefile") && out.contains("nothing was committed"),
+        "{out}"
+    );
+    assert_eq!(before, tree(&dir));
+
+    edit(&dir.join("README.md"), "#", "# (work in progress)\n#");
+    let mut forced = update.to_vec();
+    forced.extend(["--force", "--output-branch", "upkeep"]);
+    let out = run_ok(&dir, &forced);
+    assert!(out.contains("uncommitted changes are left"), "{out}");
+    assert_eq!(git(&dir, &["branch", "--show-current"]), "main");
+    assert_eq!(
+        git(&dir, &["status", "--porcelain", "--untracked-files=no"]),
+        "M README.md"
+    );
+    let committed = git(&dir, &["show", "upkeep:README.md"]);
+    assert!(!committed.contains("(work in progress)"));
+    assert!(git(&dir, &["show", "upkeep:Makefile"]).contains("fleet: ## Hand-written."));
+}
+
 #[test]
 fn update_refusals_change_nothing() {
     let (tmp, dir) = folder("crew");
