@@ -706,3 +706,27 @@ fn migrate_refuses_what_it_cannot_read_and_changes_nothing() {
         &["not empty", "notes.txt"],
     );
 }
+
+/// Every command that writes PROJECT records its release as `cliVersion`: the scaffold `alpha
+/// update` starts from is the one of the last command that wrote the project.
+#[test]
+fn every_command_that_writes_project_records_its_release() {
+    let (_tmp, dir) = folder("crew");
+    run_ok(&dir, &["init", "--domain", "example.com"]);
+    let this = format!("cliVersion: {}", env!("CARGO_PKG_VERSION"));
+    for command in [
+        "create api --group crew --version v1 --kind Captain --make=false",
+        "create webhook --group crew --version v1 --kind Captain --defaulting --make=false",
+        "edit --plugins grafana/v1-alpha",
+    ] {
+        let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+        std::fs::write(
+            dir.join("PROJECT"),
+            project.replace(&this, "cliVersion: 0.0.1"),
+        )
+        .unwrap();
+        run_ok(&dir, &command.split(' ').collect::<Vec<_>>());
+        let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+        assert!(project.contains(&this), "{command}: {project}");
+    }
+}
