@@ -227,14 +227,39 @@ pub struct AlphaUpdateArgs {
     #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
     pub from_binary: Option<std::path::PathBuf>,
 
-    /// The release that made the project [default: cliVersion in PROJECT].
+    /// The release that made the project [default: cliVersion in PROJECT]. Without
+    /// --from-binary, `cargo install --locked operator-rs --version <VERSION>` builds it.
     #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
     pub from_version: Option<String>,
 
-    /// Update even if the git work tree has uncommitted changes, or PROJECT says the project is
-    /// on this release already.
+    /// The release to update to [default: this operator-rs]; another one is built with `cargo
+    /// install --locked operator-rs --version <VERSION>`.
+    #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
+    pub to_version: Option<String>,
+
+    /// Commit the merge even where it conflicts (the files keep conflict markers and are
+    /// listed), update with uncommitted changes in the work tree, or when PROJECT says the
+    /// project is on the release already.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub force: bool,
+
+    /// The branch the update is committed on [default: operator-rs-update-<from>-to-<to>];
+    /// it must not exist.
+    #[arg(long, value_name = "BRANCH", allow_hyphen_values = true)]
+    pub output_branch: Option<String>,
+
+    /// One commit on the output branch instead of kubebuilder's history (ancestor, original,
+    /// upgrade and their merge).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub squash: bool,
+
+    /// `git push -u origin <output branch>` after the update.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub push: bool,
+
+    /// Merge into the files of the folder, with no git branches (works outside git too).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub in_place: bool,
 
     /// Run `make manifests` after a merge without conflicts.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]

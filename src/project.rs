@@ -368,6 +368,14 @@ impl Project {
         }
     }
 
+    /// PROJECT as this operator-rs writes it: `cliVersion` is the release of the last command
+    /// that wrote the project, so that `alpha update` knows the scaffold it starts from.
+    pub fn render_now(&self) -> String {
+        let mut project = self.clone();
+        project.cli_version = env!("CARGO_PKG_VERSION").to_string();
+        project.render()
+    }
+
     /// The file's text: header, then keys sorted at every level.
     pub fn render(&self) -> String {
         let value = serde_yaml::to_value(self).expect("PROJECT always serializes");

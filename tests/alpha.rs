@@ -10,7 +10,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{assert_refused, folder, run_ok, tree};
+use support::{assert_refused, folder, operator_rs, run_ok, tree};
 
 /// A project with every kind of record PROJECT has: two versions, a cluster-scoped kind with an
 /// irregular plural, a built-in controller, webhooks of each type (one on a built-in kind, at a
@@ -253,6 +253,7 @@ fn update_merges_edits_lists_conflicts_and_replaces_the_runtime() {
             "--from-binary",
             &older_arg,
             "--make=false",
+            "--in-place",
         ],
     );
     let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
@@ -286,15 +287,250 @@ fn update_merges_edits_lists_conflicts_and_replaces_the_runtime() {
     assert_eq!(read("test.kubeconfig"), "apiVersion: v1\n");
 }
 
+/// Runs git in `dir`; its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A git repository of the project, with everything committed on `main`.
+fn commit_all(dir: &Path, message: &str) {
+    if !dir.join(".git").exists() {
+        git(dir, &["init", "--quiet", "--initial-branch=main"]);
+        git(dir, &["config", "user.name", "t"]);
+        git(dir, &["config", "user.email", "t@example.com"]);
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "--quiet", "-m", message]);
+}
+
+/// The stand-in project of 0.0.9 in git, with the user's edits committed: one the new scaffold
+/// merges with (the Makefile) and, if `conflicting`, one on the very line it changed.
+fn project_in_git(dir: &Path, older: &Path, conflicting: bool) {
+    project_from_older_release(dir, older);
+    commit_all(dir, "the project as 0.0.9 made it");
+    edit(
+        &dir.join("Makefile"),
+        "##@ Build",
+        "##@ Fleet\n\nfleet: ## Hand-written.\n\techo fleet\n\n##@ Build",
+    );
+    if conflicting {
+        edit(
+            &dir.join("src/controller/captain.rs"),
+            "from_secs(3 * 60)",
+            "from_secs(60)",
+        );
+    }
+    commit_all(dir, "the user's edits");
+}
+
+#[test]
+fn update_on_branches_commits_the_merge_with_conflicts_listed_and_marked() {
+    let (tmp, dir) = folder("crew");
+    let older = older_release(tmp.path());
+    project_in_git(&dir, &older, true);
+    let main = git(&dir, &["rev-parse", "main"]);
+    let older_arg = older.display().to_string();
+    let update = [
+        "alpha",
+        "update",
+        "--from-binary",
+        &older_arg,
+        "--make=false",
+    ];
+    let out_branch = format!("operator-rs-update-0.0.9-to-{}", env!("CARGO_PKG_VERSION"));
+
+    // Without --force a conflict is not committed: the two sides are left on branches whose
+    // merge base is the ancestor, for `git merge` by hand; the work tree is as it was.
+    let before = tree(&dir);
+    let out = operator_rs(&dir).args(update).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("CONFLICT src/controller/captain.rs"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("--force") && stderr.contains("git merge"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(git(&dir, &["branch", "--list", &out_branch]).is_empty());
+    let base = git(
+        &dir,
+        &[
+            "merge-base",
+            &format!("{out_branch}-original"),
+            &format!("{out_branch}-upgrade"),
+        ],
+    );
+    assert_eq!(git(&dir, &["rev-parse", &format!("{base}^")]), main);
+    assert_eq!(git(&dir, &["status", "--porcelain"]), "");
+    let worktree = |t: &support::Tree| -> support::Tree {
+        t.iter()
+            .filter(|(p, _)| !p.starts_with(".git/"))
+            .map(|(p, b)| (p.clone(), b.clone()))
+            .collect()
+    };
+    assert_eq!(worktree(&before), worktree(&tree(&dir)));
+
+    // With --force the merge is committed, markers and all, and checked out.
+    let mut forced = update.to_vec();
+    forced.push("--force");
+    let out = run_ok(&dir, &forced);
+    assert!(out.contains("CONFLICT src/controller/captain.rs"), "{out}");
+    assert!(out.contains("merged Makefile"), "{out}");
+    assert_eq!(git(&dir, &["branch", "--show-current"]), out_branch);
+    assert_eq!(git(&dir, &["status", "--porcelain"]), "");
+    assert_eq!(git(&dir, &["rev-parse", "main"]), main, "main moved");
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+    let captain = read("src/controller/captain.rs");
+    assert!(
+        captain.contains("<<<<<<< yours\n")
+            && captain.contains("from_secs(60)")
+            && captain.contains("from_secs(5 * 60)"),
+        "{captain}"
+    );
+    let makefile = read("Makefile");
+    assert!(makefile.contains("fleet: ## Hand-written.") && makefile.contains("Run cargo clippy"));
+    assert!(read("PROJECT").contains(&format!("cliVersion: {}", env!("CARGO_PKG_VERSION"))));
+    // kubebuilder's history: a merge of the original (the user's HEAD on the ancestor) and the
+    // upgrade, whose merge base is the ancestor on main; the message lists the conflicts.
+    let parents: Vec<String> = git(&dir, &["rev-list", "--parents", "-n1", "HEAD"])
+        .split(' ')
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    assert_eq!(parents.len(), 2, "{parents:?}");
+    let ancestor = git(&dir, &["merge-base", &parents[0], &parents[1]]);
+    assert_eq!(git(&dir, &["rev-parse", &format!("{ancestor}^")]), main);
+    assert_eq!(
+        git(&dir, &["rev-parse", &format!("{}^{{tree}}", parents[0])]),
+        git(&dir, &["rev-parse", "main^{tree}"])
+    );
+    assert!(git(&dir, &["log", "-1", "--format=%B"]).contains("- src/controller/captain.rs"));
+    let ancestor_makefile = git(&dir, &["show", &format!("{ancestor}:Makefile")]);
+    assert!(ancestor_makefile.contains("Run clippy (0.0.9)"));
+}
+
+#[test]
+fn update_squash_gives_one_commit_on_the_named_branch_and_pushes_it() {
+    let (tmp, dir) = folder("crew");
+    let older = older_release(tmp.path());
+    project_in_git(&dir, &older, false);
+    let origin = tmp.path().join("origin.git");
+    git(
+        tmp.path(),
+        &["init", "--quiet", "--bare", origin.to_str().unwrap()],
+    );
+    git(&dir, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    let main = git(&dir, &["rev-parse", "main"]);
+    let older_arg = older.display().to_string();
+    let out = run_ok(
+        &dir,
+        &[
+            "alpha",
+            "update",
+            "--from-binary",
+            &older_arg,
+            "--make=false",
+            "--squash",
+            "--output-branch",
+            "upkeep",
+            "--push",
+        ],
+    );
+    assert!(!out.contains("CONFLICT"), "{out}");
+    assert_eq!(git(&dir, &["branch", "--show-current"]), "upkeep");
+    assert_eq!(git(&dir, &["rev-list", "--count", "main..upkeep"]), "1");
+    assert_eq!(git(&dir, &["rev-parse", "upkeep^"]), main);
+    let changed = git(&dir, &["diff", "--name-only", "main", "upkeep"]);
+    for path in [
+        "Makefile",
+        "PROJECT",
+        "src/controller/captain.rs",
+        "src/controller/sailor.rs",
+    ] {
+        assert!(
+            changed.lines().any(|l| l == path),
+            "{path} not in {changed}"
+        );
+    }
+    let makefile = std::fs::read_to_string(dir.join("Makefile")).unwrap();
+    assert!(makefile.contains("fleet: ## Hand-written.") && makefile.contains("Run cargo clippy"));
+    assert_eq!(
+        git(&origin, &["rev-parse", "upkeep"]),
+        git(&dir, &["rev-parse", "upkeep"])
+    );
+}
+
+/// `--dry-run` commits nothing; `--force` with uncommitted changes commits the update from HEAD
+/// and leaves the changes, and the branch checked out, where they are.
+#[test]
+fn update_dry_run_and_forced_over_uncommitted_changes() {
+    let (tmp, dir) = folder("crew");
+    let older = older_release(tmp.path());
+    project_in_git(&dir, &older, false);
+    let older_arg = older.display().to_string();
+    let update = [
+        "alpha",
+        "update",
+        "--from-binary",
+        &older_arg,
+        "--make=false",
+    ];
+    let before = tree(&dir);
+    let mut dry = update.to_vec();
+    dry.push("--dry-run");
+    let out = run_ok(&dir, &dry);
+    assert!(
+        out.contains("merged Makefile") && out.contains("nothing was committed"),
+        "{out}"
+    );
+    assert_eq!(before, tree(&dir));
+
+    edit(&dir.join("README.md"), "#", "# (work in progress)\n#");
+    let mut forced = update.to_vec();
+    forced.extend(["--force", "--output-branch", "upkeep"]);
+    let out = run_ok(&dir, &forced);
+    assert!(out.contains("uncommitted changes are left"), "{out}");
+    assert_eq!(git(&dir, &["branch", "--show-current"]), "main");
+    assert_eq!(
+        git(&dir, &["status", "--porcelain", "--untracked-files=no"]),
+        "M README.md"
+    );
+    let committed = git(&dir, &["show", "upkeep:README.md"]);
+    assert!(!committed.contains("(work in progress)"));
+    assert!(git(&dir, &["show", "upkeep:Makefile"]).contains("fleet: ## Hand-written."));
+}
+
 #[test]
 fn update_refusals_change_nothing() {
     let (tmp, dir) = folder("crew");
     let older = older_release(tmp.path());
     project_from_older_release(&dir, &older);
+    let older_arg = older.display().to_string();
+    // Branches need git.
     assert_refused(
         &dir,
-        &["alpha", "update"],
-        &["needs operator-rs 0.0.9", "--from-binary"],
+        &["alpha", "update", "--from-binary", &older_arg],
+        &["not in a git repository", "--in-place"],
+    );
+    commit_all(&dir, "x");
+    // No binary of the release that made the project, and none on crates.io.
+    assert_refused(
+        &dir,
+        &["alpha", "update", "--from-version", "0.0.0-unknown"],
+        &[
+            "operator-rs 0.0.0-unknown could not be installed",
+            "--from-binary",
+        ],
     );
     let this = assert_cmd::cargo::cargo_bin("operator-rs");
     let this_arg = this.display().to_string();
@@ -308,36 +544,50 @@ fn update_refusals_change_nothing() {
         &["alpha", "update", "--from-binary", "/bin/true"],
         &["not an operator-rs binary"],
     );
-    // Uncommitted changes in a git work tree.
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    };
-    git(&["init", "--quiet"]);
-    git(&["add", "-A"]);
-    git(&[
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@t",
-        "commit",
-        "--quiet",
-        "-m",
-        "x",
-    ]);
-    edit(&dir.join("Makefile"), "##@ Build", "##@ Building");
-    let older_arg = older.display().to_string();
+    // An output branch that exists, or is no branch name.
     assert_refused(
         &dir,
-        &["alpha", "update", "--from-binary", &older_arg],
-        &["uncommitted changes", "--force"],
+        &[
+            "alpha",
+            "update",
+            "--from-binary",
+            &older_arg,
+            "--output-branch",
+            "main",
+        ],
+        &["branch main exists already"],
     );
+    assert_refused(
+        &dir,
+        &[
+            "alpha",
+            "update",
+            "--from-binary",
+            &older_arg,
+            "--output-branch",
+            "a..b",
+        ],
+        &["not a valid git branch name"],
+    );
+    assert_refused(
+        &dir,
+        &[
+            "alpha",
+            "update",
+            "--from-binary",
+            &older_arg,
+            "--in-place",
+            "--squash",
+        ],
+        &["--in-place"],
+    );
+    // Uncommitted changes, on branches and in place.
+    edit(&dir.join("Makefile"), "##@ Build", "##@ Building");
+    for mode in [&[][..], &["--in-place"][..]] {
+        let mut args = vec!["alpha", "update", "--from-binary", &older_arg];
+        args.extend(mode);
+        assert_refused(&dir, &args, &["uncommitted changes", "--force"]);
+    }
 }
 
 #[test]
@@ -529,4 +779,28 @@ fn migrate_and_external_kinds_give_the_same_types_for_one_crd() {
             .iter()
             .any(|f| f.flatten)
     );
+}
+
+/// Every command that writes PROJECT records its release as `cliVersion`: the scaffold `alpha
+/// update` starts from is the one of the last command that wrote the project.
+#[test]
+fn every_command_that_writes_project_records_its_release() {
+    let (_tmp, dir) = folder("crew");
+    run_ok(&dir, &["init", "--domain", "example.com"]);
+    let this = format!("cliVersion: {}", env!("CARGO_PKG_VERSION"));
+    for command in [
+        "create api --group crew --version v1 --kind Captain --make=false",
+        "create webhook --group crew --version v1 --kind Captain --defaulting --make=false",
+        "edit --plugins grafana/v1-alpha",
+    ] {
+        let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+        std::fs::write(
+            dir.join("PROJECT"),
+            project.replace(&this, "cliVersion: 0.0.1"),
+        )
+        .unwrap();
+        run_ok(&dir, &command.split(' ').collect::<Vec<_>>());
+        let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+        assert!(project.contains(&this), "{command}: {project}");
+    }
 }

@@ -3,8 +3,10 @@
 //! release's scaffold, `migrate` makes one from a kubebuilder Go project.
 
 pub mod generate;
+mod git;
 mod merge;
 pub mod migrate;
+mod release;
 mod replay;
 mod tree;
 pub mod update;

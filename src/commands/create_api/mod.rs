@@ -69,7 +69,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     let mut plan = Plan::new(dir, request.force);
     render::render(&mut plan, &checked, request, &vars, recorded.as_ref())?;
     let project = record::record(&checked, request);
-    plan.write(project::FILE, project.render())?;
+    plan.write(project::FILE, project.render_now())?;
     Ok(plan)
 }
 

@@ -146,7 +146,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
     let mut plan = Plan::new(dir, request.force);
     let warnings = render::render(&mut plan, &checked, request, &vars, &spokes)?;
     let project = record::record(&checked, request, &spokes);
-    plan.write(project::FILE, project.render())?;
+    plan.write(project::FILE, project.render_now())?;
     Ok(Planned {
         plan,
         warnings,

@@ -110,7 +110,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
         part.render(&mut plan, &new, &vars)?;
         part.record(&mut new);
     }
-    plan.write(project::FILE, new.render())?;
+    plan.write(project::FILE, new.render_now())?;
     if new.namespaced && !old.namespaced {
         notes.push(
             "the manager now watches only its own namespace (WATCH_NAMESPACE); webhooks stay \
