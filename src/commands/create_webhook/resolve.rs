@@ -42,7 +42,12 @@ pub fn vars(
         ),
         Target::Own => (
             api_module(project.multigroup, group.module(), version.as_str()),
-            true,
+            // The scope `create api` recorded (`namespaced: true`, or absent for a cluster-scoped
+            // kind, as kubebuilder writes it).
+            checked
+                .existing
+                .and_then(|i| project.resources[i].api.as_ref())
+                .is_none_or(|api| api.namespaced),
         ),
     };
     let rust_type = match target {
