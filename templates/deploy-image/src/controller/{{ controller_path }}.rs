@@ -509,7 +509,7 @@ mod against_the_api_server {
         let fake = testing::fake::FakeApiServer::new();
         fake.install(crate::manifests()).simulate_deployments(true);
         let resource = kube::core::ApiResource::erase::<{{ kind }}>(&());
-        let api = Api::<kube::api::DynamicObject>::namespaced_with(fake.client(), "default", &resource);
+        let api = kube::Api::<kube::api::DynamicObject>::namespaced_with(fake.client(), "default", &resource);
         let sample: kube::api::DynamicObject = from_yaml(sample).unwrap();
         let created = api.create(&kube::api::PostParams::default(), &sample).await;
         (fake, created)
@@ -580,7 +580,7 @@ mod against_the_api_server {
         let identity = testing::fake::Identity::service_account("{{ project_name }}-system", "controller-manager")
             .with_cluster_rules(without_deployments);
         let error = reconcile_sample(&fake, identity).await.unwrap_err();
-        assert!(matches!(error, Error::GetDeployment { .. }), "{error:?}");
+        assert!(matches!(error, Error::ApplyDeployment { .. }), "{error:?}");
         let denials = fake.denials();
         assert_eq!(denials[0].missing_rule, r#"rule(&["apps"], &["deployments"], &["get"])"#);
     }
