@@ -425,6 +425,9 @@ impl<'ast> Visit<'ast> for Rewriter<'_> {
                 name.as_deref(),
                 Some("include" | "include_str" | "include_bytes")
             )
+            // A path from the crate's root (`concat!(env!("CARGO_MANIFEST_DIR"), …)`) holds
+            // wherever the file moves.
+            && !mac.tokens.to_string().contains("CARGO_MANIFEST_DIR")
         {
             self.fail(format!(
                 "cannot move {}: it includes a file by a path relative to it (`{}!`); make the \

@@ -249,7 +249,9 @@ mod against_the_api_server {
     use operator_rs_runtime::testing::fake;
 
     use super::*;
+{%- if external %}
     use {{ api_module }}::{{ kind }}Spec;
+{%- endif %}
 
     /// The status that `reconcile` writes with the controller's own permissions (those the
     /// manager has in a cluster) is one the CRD accepts.
@@ -263,7 +265,17 @@ mod against_the_api_server {
 {%- else %}
         let api = Api::<{{ kind }}>::all(fake.client());
 {%- endif %}
+{%- if external %}
         let object = {{ kind }}::new("test", {{ kind }}Spec::default());
+{%- else %}
+        // The sample of `config/samples`: an object the CRD accepts, whatever its schema requires.
+        let mut object: {{ kind }} = operator_rs_runtime::testing::from_yaml(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"
+        )))
+        .unwrap();
+        object.metadata.name = Some("test".to_owned());
+{%- endif %}
         let created = api.create(&kube::api::PostParams::default(), &object).await.unwrap();
 
         let identity = fake::Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER);
