@@ -59,6 +59,21 @@ pub fn from_yaml<T: serde::de::DeserializeOwned>(yaml: &str) -> anyhow::Result<T
     Ok(serde_saphyr::from_str(yaml)?)
 }
 
+/// Waits until `condition` holds, checking every 10 ms, and fails the test after `timeout`
+/// naming `what`: for tests that run whole controllers against the [`fake::FakeApiServer`],
+/// whose effects arrive when the watches bring them. (The end-to-end suite's `e2e::eventually`
+/// retries an async check against a cluster instead.)
+pub async fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// The test's end of the connection of a mocked [`Client`]: it receives the client's requests.
 pub struct ApiServer {
     handle: Handle<Request<Body>, Response<Body>>,

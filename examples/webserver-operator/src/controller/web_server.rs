@@ -496,6 +496,7 @@ mod tests {
     use kube::CustomResourceExt as _;
     use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
     use operator_rs_runtime::testing::fake::{FakeApiServer, Verb};
+    use operator_rs_runtime::testing::wait_until;
     use serde_json::Value;
 
     use super::*;
@@ -754,7 +755,10 @@ mod tests {
             let deployment = fake.get::<Deployment>(Some("default"), "other");
             deployment.and_then(|deployment| deployment.metadata.resource_version)
         };
-        eventually(|| other_version().is_some()).await;
+        wait_until("the other WebServer has its Deployment", WAIT, || {
+            other_version().is_some()
+        })
+        .await;
         let other_before = other_version();
 
         // The ConfigMap comes: its creation reconciles the sample, which gets its Deployment.
@@ -768,7 +772,10 @@ mod tests {
             ..ConfigMap::default()
         };
         fake.put(&page("<h1>Hello</h1>"));
-        eventually(|| content_hash().is_some()).await;
+        wait_until("the page's ConfigMap is served", WAIT, || {
+            content_hash().is_some()
+        })
+        .await;
         let first = content_hash();
         let pod = stored_deployment(&fake)
             .spec
@@ -783,7 +790,7 @@ mod tests {
 
         // A new page: a new pod template, which the Deployment rolls out.
         fake.put(&page("<h1>Hello again</h1>"));
-        eventually(|| content_hash() != first).await;
+        wait_until("the new page is served", WAIT, || content_hash() != first).await;
 
         assert_eq!(
             other_version(),
@@ -795,12 +802,6 @@ mod tests {
         controller.await.unwrap().unwrap();
     }
 
-    /// Waits until `condition` holds, for at most 10 s.
-    async fn eventually(condition: impl Fn() -> bool) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !condition() {
-            assert!(tokio::time::Instant::now() < deadline, "timed out");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
+    /// How long the whole controller may take to converge.
+    const WAIT: Duration = Duration::from_secs(10);
 }

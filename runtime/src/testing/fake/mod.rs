@@ -489,6 +489,32 @@ impl FakeApiServer {
         Some(typed(object))
     }
 
+    /// Creates the object of `yaml` (a sample of `config/samples/`), of kind `K`, in `namespace`
+    /// (`None` for a cluster-scoped kind), as `kubectl create` does: a request through every
+    /// check of the API server (the CRD's schema and CEL rules, the webhooks installed), as the
+    /// cluster's admin. Returns the object as stored, or the API server's refusal. The YAML is
+    /// read untyped, as kubectl reads it, so that a sample that does not fit `K` reaches the
+    /// API server's checks.
+    ///
+    /// Panics if `yaml` is not a YAML object.
+    pub async fn create_yaml<K>(
+        &self,
+        namespace: Option<&str>,
+        yaml: &str,
+    ) -> Result<kube::api::DynamicObject, kube::Error>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let resource = kube::core::ApiResource::erase::<K>(&());
+        let api = match namespace {
+            Some(namespace) => kube::Api::namespaced_with(self.client(), namespace, &resource),
+            None => kube::Api::all_with(self.client(), &resource),
+        };
+        let object: kube::api::DynamicObject =
+            super::from_yaml(yaml).unwrap_or_else(|error| panic!("not a YAML object: {error}"));
+        api.create(&kube::api::PostParams::default(), &object).await
+    }
+
     /// Every stored object of kind `K`, in all namespaces, sorted by namespace and name. Not a
     /// request: nothing is counted.
     ///

@@ -491,7 +491,7 @@ fn error_source(error: &Error) -> String {
 #[cfg(test)]
 mod against_the_api_server {
     // Types named by their modules: a kind of the project may have any of their names.
-    use operator_rs_runtime::testing::{self, from_yaml};
+    use operator_rs_runtime::testing;
 
     use super::*;
 
@@ -508,10 +508,7 @@ mod against_the_api_server {
     async fn cluster_with(sample: &str) -> (testing::fake::FakeApiServer, Result<kube::api::DynamicObject, kube::Error>) {
         let fake = testing::fake::FakeApiServer::new();
         fake.install(crate::manifests()).simulate_deployments(true);
-        let resource = kube::core::ApiResource::erase::<{{ kind }}>(&());
-        let api = kube::Api::<kube::api::DynamicObject>::namespaced_with(fake.client(), "default", &resource);
-        let sample: kube::api::DynamicObject = from_yaml(sample).unwrap();
-        let created = api.create(&kube::api::PostParams::default(), &sample).await;
+        let created = fake.create_yaml::<{{ kind }}>(Some("default"), sample).await;
         (fake, created)
     }
 
@@ -596,8 +593,9 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
     use kube::{Client, CustomResourceExt as _};
     use operator_rs_runtime::controller::owner_reference;
-    use operator_rs_runtime::testing::fake;
-    use operator_rs_runtime::testing::{ApiServer, Method, StatusCode, reconcile_with};
+    use operator_rs_runtime::testing::{
+        ApiServer, Method, StatusCode, fake, reconcile_with, wait_until,
+    };
     use serde_json::Value;
 
     use super::*;
@@ -905,13 +903,13 @@ mod tests {
             let deployment = server.get::<Deployment>(Some("default"), "test");
             deployment.and_then(|d| d.spec).and_then(|spec| spec.replicas)
         };
-        eventually(|| available() && replicas() == Some(2)).await;
+        wait_until("the {{ kind }} is available", WAIT, || available() && replicas() == Some(2)).await;
 
         // `kubectl scale deployment test --replicas=5`: put back to the {{ kind }}'s size.
         let mut scaled = server.get::<Deployment>(Some("default"), "test").unwrap();
         scaled.spec.as_mut().unwrap().replicas = Some(5);
         server.put(&scaled);
-        eventually(|| replicas() == Some(2)).await;
+        wait_until("the Deployment is scaled back", WAIT, || replicas() == Some(2)).await;
 
         // Lists and watches only: every read came from the caches.
         assert_eq!(server.count(fake::Verb::Get), 0, "{:#?}", server.requests());
@@ -919,14 +917,8 @@ mod tests {
         controller.await.unwrap().unwrap();
     }
 
-    /// Waits until `condition` holds, for at most 10 s.
-    async fn eventually(condition: impl Fn() -> bool) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !condition() {
-            assert!(tokio::time::Instant::now() < deadline, "timed out");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
+    /// How long the whole controller may take to converge.
+    const WAIT: Duration = Duration::from_secs(10);
 
     /// The Deployment runs the image with the flags given to `operator-rs create api`, as the
     /// restricted Pod Security Standard requires.

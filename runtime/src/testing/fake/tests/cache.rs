@@ -17,7 +17,7 @@ use crate::controller::{Context, Runner};
 use crate::manager::Shared;
 use crate::testing::fake::{FakeApiServer, Verb};
 
-use super::eventually;
+use crate::testing::wait_until;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -126,7 +126,7 @@ async fn a_controller_reads_its_caches_and_a_secret_change_reconciles_what_names
     };
 
     // Every ConfigMap once, at startup, with the caches of Secrets and Pods listed already.
-    eventually("both are reconciled", TIMEOUT, || seen_now().len() == 2).await;
+    wait_until("both are reconciled", TIMEOUT, || seen_now().len() == 2).await;
     assert_eq!(seen_now(), ["a one p", "b - p"]);
 
     // A change of s1 reconciles the ConfigMap that names it, and only that one; a new s2 too.
@@ -137,9 +137,9 @@ async fn a_controller_reads_its_caches_and_a_secret_change_reconciles_what_names
         .patch("s1", &params, &Patch::Merge(&patch))
         .await
         .unwrap();
-    eventually("a is reconciled again", TIMEOUT, || seen_now().len() == 3).await;
+    wait_until("a is reconciled again", TIMEOUT, || seen_now().len() == 3).await;
     fake.put(&secret("s2", "three"));
-    eventually("b is reconciled again", TIMEOUT, || seen_now().len() == 4).await;
+    wait_until("b is reconciled again", TIMEOUT, || seen_now().len() == 4).await;
     assert_eq!(seen_now(), ["a one p", "a two p", "b - p", "b three p"]);
 
     // Not one read went to the API server: lists and watches only.

@@ -22,6 +22,7 @@ use super::*;
 use crate::controller::finalizer::{self, finalizer};
 use crate::controller::{Context, Runner, Shared, condition, conditions_to_apply};
 use crate::testing::fake::{FakeApiServer, Verb};
+use crate::testing::wait_until;
 
 const NAME: &str = "widget-controller";
 const FINALIZER: &str = "example.com/finalizer";
@@ -170,7 +171,7 @@ async fn a_widget_converges_follows_its_spec_and_is_cleaned_up() {
     user.create(&PostParams::default(), &widget("w", 2))
         .await
         .unwrap();
-    eventually("the widget is available", TIMEOUT, || {
+    wait_until("the widget is available", TIMEOUT, || {
         available(&fake, "w", 1)
     })
     .await;
@@ -208,7 +209,7 @@ async fn a_widget_converges_follows_its_spec_and_is_cleaned_up() {
         )
         .await
         .unwrap();
-    eventually("the Deployment is scaled back", TIMEOUT, || {
+    wait_until("the Deployment is scaled back", TIMEOUT, || {
         replicas(&fake, "w") == Some(2)
     })
     .await;
@@ -221,14 +222,14 @@ async fn a_widget_converges_follows_its_spec_and_is_cleaned_up() {
     )
     .await
     .unwrap();
-    eventually("the new size is available", TIMEOUT, || {
+    wait_until("the new size is available", TIMEOUT, || {
         replicas(&fake, "w") == Some(3) && available(&fake, "w", 2)
     })
     .await;
 
     // Deleted: the finalizer runs, then the garbage collector takes the Deployment.
     user.delete("w", &DeleteParams::default()).await.unwrap();
-    eventually("the widget and its Deployment are gone", TIMEOUT, || {
+    wait_until("the widget and its Deployment are gone", TIMEOUT, || {
         fake.get::<Widget>(Some("default"), "w").is_none() && replicas(&fake, "w").is_none()
     })
     .await;
@@ -250,7 +251,7 @@ async fn the_controller_rides_out_an_outage_and_a_410() {
     let shared = shared(fake.client());
     let controller = start(&shared);
     fake.put(&widget("w", 1));
-    eventually("the widget is available", TIMEOUT, || {
+    wait_until("the widget is available", TIMEOUT, || {
         available(&fake, "w", 1)
     })
     .await;
@@ -264,7 +265,7 @@ async fn the_controller_rides_out_an_outage_and_a_410() {
     changed.spec.size = 4;
     fake.put(&changed);
 
-    eventually("the new size is available", TIMEOUT, || {
+    wait_until("the new size is available", TIMEOUT, || {
         replicas(&fake, "w") == Some(4) && available(&fake, "w", 2)
     })
     .await;
@@ -276,7 +277,7 @@ async fn the_controller_rides_out_an_outage_and_a_410() {
 
 /// Waits until `n` widgets are available and no request has come for 500 ms.
 async fn converged(fake: &FakeApiServer, n: usize) {
-    eventually("every widget is available", TIMEOUT, || {
+    wait_until("every widget is available", TIMEOUT, || {
         fake.list::<Widget>()
             .iter()
             .filter(|w| available(fake, &w.name_any(), 1))
@@ -362,7 +363,7 @@ async fn a_converged_backlog_gets_no_writes() {
     fake.clear_requests();
     let shared = self::shared(fake.client());
     let (controller, reconciles) = start_counting(&shared);
-    eventually("every widget is reconciled again", TIMEOUT, || {
+    wait_until("every widget is reconciled again", TIMEOUT, || {
         reconciles.load(Ordering::Relaxed) == N
     })
     .await;
@@ -412,7 +413,7 @@ async fn only_changes_that_matter_reconcile() {
         .patch("w", &kubectl, &Patch::Merge(&scaled))
         .await
         .unwrap();
-    eventually("the Deployment is scaled back", TIMEOUT, || {
+    wait_until("the Deployment is scaled back", TIMEOUT, || {
         replicas(&fake, "w") == Some(1)
     })
     .await;
@@ -445,7 +446,7 @@ async fn after_an_outage_the_backlog_converges_at_once() {
         .owns::<Deployment>(watcher::Config::default().labels(MANAGED))
         .run(slow, Reconciles::default());
     let controller = tokio::spawn(controller);
-    eventually("a first Deployment", TIMEOUT, || {
+    wait_until("a first Deployment", TIMEOUT, || {
         !fake.list::<Deployment>().is_empty()
     })
     .await;

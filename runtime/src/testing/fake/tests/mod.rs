@@ -8,7 +8,6 @@ mod verdicts;
 mod watch;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -59,19 +58,6 @@ pub(super) fn config_map(name: &str, data: &[(&str, &str)]) -> ConfigMap {
                 .collect::<BTreeMap<_, _>>(),
         ),
         ..ConfigMap::default()
-    }
-}
-
-/// Waits until `condition` holds, checking every 10 ms, and fails the test after `timeout`
-/// with `what`.
-pub(super) async fn eventually(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + timeout;
-    while !condition() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::*;
 use crate::testing::fake::{FakeApiServer, Verb};
+use crate::testing::wait_until;
 
 /// The next event of a watch stream, as its type and the object's name (or the error's code).
 async fn next_event<S>(stream: &mut S) -> Option<(String, String)>
@@ -147,7 +148,7 @@ async fn watchers_list_again_after_an_outage_and_a_410() {
         .reflect(writer)
         .for_each(|_| async {});
     let watching = tokio::spawn(watching);
-    eventually("the watcher watches", Duration::from_secs(5), || {
+    wait_until("the watcher watches", Duration::from_secs(5), || {
         reader.state().len() == 1 && fake.count(Verb::Watch) == 1
     })
     .await;
@@ -160,7 +161,7 @@ async fn watchers_list_again_after_an_outage_and_a_410() {
     for name in ["x", "y", "z"] {
         fake.put(&config_map(name, &[]));
     }
-    eventually("the watcher lists again", Duration::from_secs(20), || {
+    wait_until("the watcher lists again", Duration::from_secs(20), || {
         reader.state().len() == 4
     })
     .await;
