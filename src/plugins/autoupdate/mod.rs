@@ -34,10 +34,6 @@ impl Plugin for AutoUpdate {
         PLUGIN_KEY
     }
 
-    fn aliases(&self) -> &'static [&'static str] {
-        &[PLUGIN_SHORT]
-    }
-
     fn short_key(&self) -> &'static str {
         PLUGIN_SHORT
     }

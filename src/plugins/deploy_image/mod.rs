@@ -66,7 +66,7 @@ impl Plugin for DeployImage {
     }
 
     fn aliases(&self) -> &'static [&'static str] {
-        &[PLUGIN_SHORT, GO_KEY]
+        &[GO_KEY]
     }
 
     fn short_key(&self) -> &'static str {

@@ -41,10 +41,6 @@ impl Plugin for Grafana {
         PLUGIN_KEY
     }
 
-    fn aliases(&self) -> &'static [&'static str] {
-        &[PLUGIN_SHORT]
-    }
-
     fn short_key(&self) -> &'static str {
         PLUGIN_SHORT
     }

@@ -79,7 +79,7 @@ impl Plugin for Helm {
     }
 
     fn aliases(&self) -> &'static [&'static str] {
-        &[PLUGIN_SHORT, "helm/v2"]
+        &["helm/v2"]
     }
 
     fn short_key(&self) -> &'static str {
