@@ -10,7 +10,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{assert_refused, folder, operator_rs, run_ok, tree};
+use support::{assert_refused, folder, generate_into, operator_rs, run_ok, tree};
 
 /// A project with every kind of record PROJECT has: two versions, a cluster-scoped kind with an
 /// irregular plural, a built-in controller, webhooks of each type (one on a built-in kind, at a
@@ -52,17 +52,7 @@ fn generate_gives_the_same_tree_file_for_file() {
         let (tmp, dir) = folder("crew");
         scaffold(&dir, license);
         let out = tmp.path().join("regenerated");
-        let out_arg = out.display().to_string();
-        run_ok(
-            &dir,
-            &[
-                "alpha",
-                "generate",
-                "--output-dir",
-                &out_arg,
-                "--make=false",
-            ],
-        );
+        generate_into(&dir, &out);
         assert_eq!(tree(&dir), tree(&out), "{license:?}");
     }
 }
@@ -75,17 +65,7 @@ fn generate_keeps_a_license_file_header_as_it_is() {
     let header_arg = header.display().to_string();
     scaffold(&dir, &["--license-file", &header_arg]);
     let out = tmp.path().join("regenerated");
-    let out_arg = out.display().to_string();
-    run_ok(
-        &dir,
-        &[
-            "alpha",
-            "generate",
-            "--output-dir",
-            &out_arg,
-            "--make=false",
-        ],
-    );
+    generate_into(&dir, &out);
     assert_eq!(tree(&dir), tree(&out));
 }
 

@@ -8,7 +8,9 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use operator_rs::project::Project;
-use support::{assert_nothing_twice, assert_refused, assert_tree_parses, folder, run_ok};
+use support::{
+    assert_nothing_twice, assert_refused, assert_tree_parses, folder, generate_into, run_ok,
+};
 
 const CERTIFICATES: &str = "tests/data/cert-manager/cert-manager.io_certificates.yaml";
 const ISSUERS: &str = "tests/data/cert-manager/cert-manager.io_issuers.yaml";
@@ -687,16 +689,7 @@ fn two_groups_that_share_a_first_label() {
     assert_nothing_twice(&dir);
     // PROJECT alone gives the same modules.
     let again = tmp.path().join("again");
-    run_ok(
-        &dir,
-        &[
-            "alpha",
-            "generate",
-            "--output-dir",
-            again.to_str().unwrap(),
-            "--make=false",
-        ],
-    );
+    generate_into(&dir, &again);
     for file in [
         "src/external/mod.rs",
         "src/external/monitoring_rhobs/v1/service_monitor.rs",

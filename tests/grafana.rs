@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{assert_refused, folder, run_ok, tree};
+use support::{assert_refused, folder, generate_into, run_ok, tree};
 
 const CONFIG: &str = "grafana/custom-metrics/config.yaml";
 const CUSTOM: &str = "grafana/custom-metrics/custom-metrics-dashboard.json";
@@ -51,17 +51,7 @@ fn init_and_edit_write_the_dashboards_and_render_the_custom_metrics() {
 
     // alpha generate scaffolds the same tree: the config carried over, the dashboard rendered.
     let out = dir.parent().unwrap().join("regenerated");
-    let out_arg = out.display().to_string();
-    run_ok(
-        &dir,
-        &[
-            "alpha",
-            "generate",
-            "--output-dir",
-            &out_arg,
-            "--make=false",
-        ],
-    );
+    generate_into(&dir, &out);
     assert_eq!(tree(&dir), tree(&out));
 }
 

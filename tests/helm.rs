@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{folder, operator_rs, run_ok, tree};
+use support::{folder, generate_into, operator_rs, run_ok, tree};
 
 const VALUES: &str = "dist/chart/values.yaml";
 const SERVICE_ACCOUNT: &str = "dist/chart/templates/rbac/controller-manager.yaml";
@@ -131,17 +131,7 @@ fn alpha_generate_makes_the_chart_after_make_manifests_only() {
         ],
     );
     let out = dir.parent().unwrap().join("regenerated");
-    let out_arg = out.display().to_string();
-    let printed = run_ok(
-        &dir,
-        &[
-            "alpha",
-            "generate",
-            "--output-dir",
-            &out_arg,
-            "--make=false",
-        ],
-    );
+    let printed = generate_into(&dir, &out);
     assert!(
         printed.contains("not run without make manifests") && printed.contains("helm/v2-alpha"),
         "{printed}"

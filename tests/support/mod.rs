@@ -138,6 +138,16 @@ pub fn run_ok(dir: &Path, args: &[&str]) -> String {
     text
 }
 
+/// `alpha generate` of the project in `dir` into `out`, without `make manifests`; returns what
+/// it printed.
+pub fn generate_into(dir: &Path, out: &Path) -> String {
+    let out = out.display().to_string();
+    run_ok(
+        dir,
+        &["alpha", "generate", "--output-dir", &out, "--make=false"],
+    )
+}
+
 /// Whether `path` (relative to a project) is in the runtime crate that `init` writes: operator-rs's
 /// code, tested as code in `runtime/`, so never part of a snapshot.
 pub fn is_runtime(path: &str) -> bool {
