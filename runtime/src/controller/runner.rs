@@ -213,9 +213,31 @@ where
         Other::Scope: Scope,
         I: IntoIterator<Item = ObjectRef<K>>,
     {
+        self.watches_on(config, watches::new_version::<Other>, mapper)
+    }
+
+    /// [`Runner::watches`], reconciling the objects that `mapper` names only when `changed`
+    /// says that an `Other` changed in a way that matters to them, and whenever one is deleted:
+    /// controller-runtime's `Watches` with a predicate (`builder.WithPredicates`). `changed` gets
+    /// the version the cache held (`None`: an object new to the controller, whether just created
+    /// or first seen after a relist) and the new version. For pods whose owner reports why they
+    /// wait: `|before: Option<&Pod>, pod: &Pod| before.and_then(waiting) != waiting(pod)`, so
+    /// that their other status updates reconcile nothing.
+    pub fn watches_on<Other, I>(
+        self,
+        config: watcher::Config,
+        changed: impl Fn(Option<&Other>, &Other) -> bool + Send + Sync + 'static,
+        mapper: impl Fn(Other) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other: Cacheable,
+        Other::Scope: Scope,
+        I: IntoIterator<Item = ObjectRef<K>>,
+    {
+        let changed: watches::Changed<Other> = Arc::new(changed);
         let mapper = Arc::new(mapper);
         let map = move |object: Other| mapper(object).into_iter().collect();
-        self.watch(config, || watches::watched::<Other>, map)
+        self.watch(config, move || watches::watched(Arc::clone(&changed)), map)
     }
 
     /// Caches the objects of `Other` that `config` selects, in the watched namespaces, for

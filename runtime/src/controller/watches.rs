@@ -112,21 +112,28 @@ pub(crate) fn owned<K>(
     }
 }
 
-/// The triggers of a watched kind ([`Runner::watches`](super::Runner::watches)): every new
-/// version of an object (a new `resourceVersion`: a relist brings the same versions again), and
-/// every deletion. Not its first list: it completes before the reconciled kind's watch starts,
-/// whose first list reconciles every object anyway.
-pub(crate) fn watched<K: Resource>(
-    event: &watcher::Event<K>,
-    cached: Option<&K>,
-    phase: Phase,
-) -> bool {
-    match event {
+/// Decides whether a new version of a watched object reconciles what it maps to, given the
+/// version the cache held before it (`None`: an object new to the cache) and the new one.
+pub(crate) type Changed<K> = Arc<dyn Fn(Option<&K>, &K) -> bool + Send + Sync>;
+
+/// The default of [`Runner::watches`](super::Runner::watches): every new version of an object (a
+/// new `resourceVersion`: a relist brings the same versions again), and every object new to the
+/// cache.
+pub(crate) fn new_version<K: Resource>(before: Option<&K>, object: &K) -> bool {
+    before.is_none_or(|before| before.meta().resource_version != object.meta().resource_version)
+}
+
+/// The triggers of a watched kind ([`Runner::watches`](super::Runner::watches),
+/// [`Runner::watches_on`](super::Runner::watches_on)): the objects that `changed` says changed
+/// (given the version the cache held and the new one), and every deletion. Not the first list:
+/// it completes before the reconciled kind's watch starts, whose first list reconciles every
+/// object anyway.
+pub(crate) fn watched<K>(
+    changed: Changed<K>,
+) -> impl FnMut(&watcher::Event<K>, Option<&K>, Phase) -> bool {
+    move |event, cached, phase| match event {
         watcher::Event::InitApply(object) | watcher::Event::Apply(object) => {
-            phase != Phase::FirstList
-                && cached.is_none_or(|cached| {
-                    cached.meta().resource_version != object.meta().resource_version
-                })
+            phase != Phase::FirstList && changed(cached, object)
         }
         watcher::Event::Delete(_) => true,
         _ => false,
@@ -290,7 +297,10 @@ mod tests {
             ["changed", "unseen"]
         );
         // The same for a watched kind, by resourceVersion.
-        assert_eq!(triggered(events, watched), ["changed", "unseen"]);
+        assert_eq!(
+            triggered(events, watched(Arc::new(new_version))),
+            ["changed", "unseen"]
+        );
     }
 
     /// The reconciled kind: every object at startup, then only what `change` sees change; a
@@ -330,6 +340,39 @@ mod tests {
             Apply(config_map("t", "1")),
             Delete(config_map("s", "22")),
         ];
-        assert_eq!(triggered(events, watched), ["s", "t", "s"]);
+        assert_eq!(
+            triggered(events, watched(Arc::new(new_version))),
+            ["s", "t", "s"]
+        );
+    }
+
+    /// A watched kind with a predicate of its own: only the changes it sees trigger (here a
+    /// `key` that comes, changes or goes; an object new to the cache without one does not), and
+    /// every deletion does.
+    #[test]
+    fn watched_objects_with_a_predicate_trigger_on_what_it_sees() {
+        use watcher::Event::{Apply, Delete, Init, InitApply, InitDone};
+        let key = |map: Option<&ConfigMap>| {
+            let data = map.and_then(|map| map.data.as_ref());
+            data.and_then(|data| data.get("key")).cloned()
+        };
+        let changed: Changed<ConfigMap> =
+            Arc::new(move |before, map| key(before) != key(Some(map)));
+        let mut same_key = config_map("s", "1");
+        same_key.metadata.resource_version = Some("2".to_owned());
+        let mut without_key = config_map("new", "1");
+        without_key.data = None;
+        let events = vec![
+            Init,
+            InitApply(config_map("s", "1")),
+            InitDone,
+            // A new version, the same key: nothing.
+            Apply(same_key),
+            Apply(config_map("s", "3")),
+            Apply(without_key),
+            Apply(config_map("new", "4")),
+            Delete(config_map("new", "4")),
+        ];
+        assert_eq!(triggered(events, watched(changed)), ["s", "new", "new"]);
     }
 }

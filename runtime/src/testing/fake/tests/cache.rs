@@ -161,3 +161,60 @@ async fn a_controller_reads_its_caches_and_a_secret_change_reconciles_what_names
     shared.shutdown.cancel();
     controller.await.unwrap().unwrap();
 }
+
+/// A mapped watch with a predicate (`watches_on`): a Secret reconciles the ConfigMap that names it
+/// only when its `value` annotation changes, not on another change (a new label).
+#[tokio::test]
+async fn a_watch_with_a_predicate_reconciles_only_the_changes_it_sees() {
+    let fake = FakeApiServer::new();
+    fake.put(&config_map("a", "s1"));
+    fake.put(&secret("s1", "one"));
+    let shared = Shared::new(fake.client());
+    let seen = Seen::default();
+    let value =
+        |secret: Option<&Secret>| secret.map(|secret| secret.annotations()["value"].clone());
+    let runner = Runner::<ConfigMap>::new("test", &shared)
+        .index("secret", secret_of)
+        .caches::<PartialObjectMeta<Pod>>(watcher::Config::default());
+    let maps = runner.cache::<ConfigMap>();
+    let controller = runner
+        .watches_on(
+            watcher::Config::default(),
+            move |before, secret: &Secret| value(before) != value(Some(secret)),
+            move |secret: Secret| {
+                let namespace = secret.namespace();
+                let named = maps.indexed(namespace.as_deref(), "secret", &secret.name_any());
+                named
+                    .iter()
+                    .map(|map| ObjectRef::from_obj(map.as_ref()))
+                    .collect::<Vec<_>>()
+            },
+        )
+        .run(reconcile, Arc::clone(&seen));
+    let controller = tokio::spawn(controller);
+    let seen_now = || seen.lock().unwrap().clone();
+    wait_until("a is reconciled", TIMEOUT, || seen_now().len() == 1).await;
+
+    // A label, then a new value: the watch brings both changes in that order, and only the
+    // second one reconciles.
+    let secrets = Api::<Secret>::namespaced(fake.client(), "default");
+    let params = PatchParams::default();
+    for patch in [
+        serde_json::json!({ "metadata": { "labels": { "team": "web" } } }),
+        serde_json::json!({ "metadata": { "annotations": { "value": "two" } } }),
+    ] {
+        secrets
+            .patch("s1", &params, &Patch::Merge(&patch))
+            .await
+            .unwrap();
+    }
+    wait_until("a is reconciled again", TIMEOUT, || seen_now().len() == 2).await;
+    assert_eq!(seen_now(), ["a one ", "a two "]);
+    // Two adds to the workqueue: the start, and the new value (not the label).
+    let text = shared.metrics.encode().unwrap();
+    let adds = r#"workqueue_adds_total{name="test",controller="test"}"#;
+    assert_eq!(sample(&text, adds), Some(2.0), "{text}");
+
+    shared.shutdown.cancel();
+    controller.await.unwrap().unwrap();
+}
