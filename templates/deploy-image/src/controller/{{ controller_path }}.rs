@@ -1,11 +1,12 @@
 {{ rust_header }}//! The {{ kind }} controller: runs `{{ image }}` for every {{ kind }}
 //! (`{{ qualified_group }}/{{ version }}`) in a Deployment of `spec.size` pods, and reports in the
-//! {{ kind }}'s status whether those pods are available.
+//! {{ kind }}'s status whether those pods are available, and if not, why.
 //!
-//! The runner built in `setup` watches {{ plural }}, and the Deployments they own, which it keeps
-//! in caches that `reconcile` reads instead of asking the API server, and calls `reconcile` for a
-//! {{ kind }} when its spec changes, when it is deleted, and when its Deployment changes in a way
-//! that `reconcile` cares about (not for the controller's own writes: those would only find
+//! The runner built in `runner` watches {{ plural }}, the Deployments they own and the pods of
+//! those Deployments, which it keeps in caches that `reconcile` reads instead of asking the API
+//! server, and calls `reconcile` for a {{ kind }} when its spec changes, when it is deleted, when
+//! its Deployment changes in a way that `reconcile` cares about, and when what keeps one of its
+//! pods from running changes (not for the controller's own writes: those would only find
 //! nothing to do). `reconcile` gets no diff,
 //! only the object as it is now: it computes the Deployment the {{ kind }} asks for and applies it
 //! (server-side apply), which creates it if it is missing, scales it back if someone scaled it by
@@ -25,12 +26,13 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, {% if has_container_port %}ContainerPort, {% endif %}PodSecurityContext, PodSpec, PodTemplateSpec,
+    Capabilities, Container, {% if has_container_port %}ContainerPort, {% endif %}Pod, PodSecurityContext, PodSpec, PodTemplateSpec,
     SeccompProfile, SecurityContext,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Resource as _, ResourceExt as _};
 use operator_rs_runtime::controller::finalizer::{self, finalizer};
@@ -58,9 +60,13 @@ pub const IMAGE_ENV: &str = "{{ image_env }}";
 /// to `operator-rs create api --image`.
 pub const DEFAULT_IMAGE: &str = "{{ image }}";
 
-/// The `app.kubernetes.io/managed-by` label of the Deployments this controller manages; it also
-/// selects the Deployments it watches.
+/// The `app.kubernetes.io/managed-by` label of the Deployments this controller manages and of
+/// their pods; it also selects the Deployments and pods it watches.
 const MANAGED_BY: &str = "{{ kind }}Controller";
+
+/// The label of a Deployment and its pods that names the {{ kind }} they run for. It is also the
+/// name of the index of the controller's cache of pods by that label.
+const INSTANCE: &str = "app.kubernetes.io/instance";
 
 /// How long `reconcile` waits before it looks at an unchanged {{ kind }} again. Changes of the
 /// {{ kind }}'s spec and of its Deployment trigger a reconciliation right away; this catches
@@ -88,27 +94,30 @@ pub const CONTROLLER: ControllerSetup = ControllerSetup {
     setup,
 };
 
-/// Sets up the controller; the manager calls it once at startup.
-///
-/// The runner watches {{ plural }} in the namespaces of `WATCH_NAMESPACE` (all by default), and
-/// the Deployments of this controller in the same namespaces, and calls `reconcile` for each
-/// {{ kind }}, with metrics, retries and graceful shutdown. The image to run is the controller's
-/// state: every reconciliation gets it as `ctx.state`.
+/// Sets up the controller; the manager calls it once at startup. The image to run is the
+/// controller's state: every reconciliation gets it as `ctx.state`.
 fn setup(shared: &Shared) -> ControllerFuture {
     let image = std::env::var(IMAGE_ENV).unwrap_or_else(|_| {
         tracing::info!("{IMAGE_ENV} is not set; {{ plural }} run {DEFAULT_IMAGE}");
         DEFAULT_IMAGE.to_owned()
     });
-    // Only the Deployments of this controller: fewer watch events, and a smaller cache, than all
-    // Deployments of the cluster.
-    let managed = format!("app.kubernetes.io/managed-by={MANAGED_BY}");
+    runner(shared).run(reconcile, image)
+}
+
+/// What the controller watches and caches: {{ plural }} in the namespaces of `WATCH_NAMESPACE`
+/// (all by default), and the Deployments and pods of this controller in the same namespaces. The
+/// runner calls `reconcile` for each {{ kind }}, with metrics, retries and graceful shutdown.
+fn runner(shared: &Shared) -> Runner<'_, {{ kind }}> {
+    // Only the Deployments and pods of this controller: fewer watch events, and smaller caches,
+    // than all those of the cluster.
+    let managed = watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGED_BY}"));
     Runner::<{{ kind }}>::new(CONTROLLER_NAME, shared)
         // A change of a Deployment reconciles the {{ kind }} in its controller owner reference,
         // but only a change of what `reconcile` reads or applies: its spec (the generation), its
         // labels and its available replicas. A Deployment scaled, edited or deleted by hand is
         // put back right away; its creation (this controller's own doing) and the Deployment
         // controller's other status updates reconcile nothing.
-        .owns_on::<Deployment>(watcher::Config::default().labels(&managed), |deployment| {
+        .owns_on::<Deployment>(managed.clone(), |deployment| {
             let available = deployment.status.as_ref().and_then(|s| s.available_replicas);
             Some(hash_of(&(
                 deployment.metadata.generation,
@@ -116,7 +125,24 @@ fn setup(shared: &Shared) -> ControllerFuture {
                 available,
             )))
         })
-        .run(reconcile, image)
+        // The cached pods by the {{ kind }} they run for (controller-runtime's `IndexField`),
+        // for `reconcile` to find its own without a request.
+        .index(INSTANCE, |pod: &Pod| pod.labels().get(INSTANCE).cloned().into_iter().collect())
+        // A pod is not owned by the {{ kind }} (its ReplicaSet is), so it maps to its {{ kind }}
+        // by its instance label: controller-runtime's `Watches` with `EnqueueRequestsFromMapFunc`.
+        // Only when what keeps it from running changes, or it goes: its other status updates
+        // would reconcile the {{ kind }} for nothing.
+        .watches_on(
+            managed,
+            |before: Option<&Pod>, pod: &Pod| before.and_then(problem) != problem(pod),
+            |pod: Pod| instance_of(&pod),
+        )
+}
+
+/// The {{ kind }} that `pod` runs for: the one its instance label names, in its namespace.
+fn instance_of(pod: &Pod) -> Option<ObjectRef<{{ kind }}>> {
+    let instance = pod.labels().get(INSTANCE)?;
+    Some(ObjectRef::new(instance).within(&pod.namespace()?))
 }
 
 /// The API permissions of this controller, right next to the code that needs them: `make
@@ -153,8 +179,7 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
                 "get", "list", "watch", "create", "update", "patch", "delete",
             ],
         ),
-        // Reading the pods of those Deployments, as kubebuilder's deploy-image controller may;
-        // remove this rule if your code never looks at pods.
+        // Watching the pods of those Deployments, to tell why they are not available.
         rule(&[""], &["pods"], &["get", "list", "watch"]),
     ]
 }
@@ -291,19 +316,18 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
         .status
         .and_then(|status| status.available_replicas)
         .unwrap_or(0);
+    let mut message = format!("Deployment {name} has {available} of {size} replicas available");
     let (status, reason) = if available >= size {
         (true, REPLICAS_AVAILABLE)
     } else {
+        // What the Deployment's status does not tell: why its pods do not run.
+        if let Some(why) = why_unavailable(object, ctx) {
+            message = format!("{message}; {why}");
+        }
         (false, REPLICAS_UNAVAILABLE)
     };
     let conditions = vec![
-        condition(
-            AVAILABLE,
-            status,
-            reason,
-            format!("Deployment {name} has {available} of {size} replicas available"),
-            object.meta().generation,
-        ),
+        condition(AVAILABLE, status, reason, message, object.meta().generation),
         condition(
             DEGRADED,
             false,
@@ -356,7 +380,7 @@ pub fn deployment(object: &{{ kind }}, image: &str) -> Deployment {
     // no label that might (like the version).
     let selector = BTreeMap::from([
         ("app.kubernetes.io/name".to_owned(), "{{ kind_lower }}".to_owned()),
-        ("app.kubernetes.io/instance".to_owned(), name.clone()),
+        (INSTANCE.to_owned(), name.clone()),
     ]);
     let mut labels = selector.clone();
     labels.insert("app.kubernetes.io/managed-by".to_owned(), MANAGED_BY.to_owned());
@@ -445,6 +469,30 @@ fn image_tag(image: &str) -> Option<&str> {
         && tag.starts_with(|c: char| c.is_ascii_alphanumeric())
         && tag.ends_with(|c: char| c.is_ascii_alphanumeric());
     valid.then_some(tag)
+}
+
+/// Why the pods of `object` are not available, if one of them says: `pod <name>: <problem>` of the
+/// first such pod by name. From the controller's cache of pods, through its index by
+/// {{ kind }}: no request. A context without caches (`Context::new`, in tests) has no pods.
+fn why_unavailable(object: &{{ kind }}, ctx: &Context<String>) -> Option<String> {
+    let pods = ctx.cache::<Pod>()?;
+    let mut pods = pods.indexed(object.namespace().as_deref(), INSTANCE, &object.name_any());
+    pods.sort_by_key(|pod| pod.name_any());
+    pods.iter()
+        .find_map(|pod| Some(format!("pod {}: {}", pod.name_any(), problem(pod)?)))
+}
+
+/// What keeps `pod` from running, if anything: the reason its first waiting container gives
+/// (`ImagePullBackOff`, `CrashLoopBackOff`, `CreateContainerConfigError` …). Not
+/// `ContainerCreating` or `PodInitializing`: every pod waits for them as it starts, and naming
+/// them would write the status twice more for every new pod.
+fn problem(pod: &Pod) -> Option<&str> {
+    let status = pod.status.as_ref()?;
+    let (init, main) = (&status.init_container_statuses, &status.container_statuses);
+    let containers = init.iter().chain(main).flatten();
+    let waiting = containers.filter_map(|container| container.state.as_ref()?.waiting.as_ref());
+    let mut reasons = waiting.filter_map(|waiting| waiting.reason.as_deref());
+    reasons.find(|reason| !matches!(*reason, "ContainerCreating" | "PodInitializing"))
 }
 
 /// Writes `conditions` to the status subresource, unless the status says it all already.
@@ -919,6 +967,119 @@ mod tests {
 
     /// How long the whole controller may take to converge.
     const WAIT: Duration = Duration::from_secs(10);
+
+    /// A pod of the {{ kind }} `instance`, as the kubelet reports it: its container waits for
+    /// `waiting` (`None`: it runs).
+    fn pod(instance: &str, name: &str, waiting: Option<&str>) -> Pod {
+        let state = match waiting {
+            Some(reason) => json!({ "waiting": { "reason": reason } }),
+            None => json!({ "running": {} }),
+        };
+        serde_json::from_value(json!({
+            "metadata": {
+                "name": name,
+                "namespace": "default",
+                "labels": {
+                    "app.kubernetes.io/managed-by": MANAGED_BY,
+                    "app.kubernetes.io/instance": instance,
+                },
+            },
+            "spec": { "containers": [{ "name": "{{ kind_lower }}", "image": IMAGE }] },
+            "status": {
+                "containerStatuses": [{
+                    "name": "{{ kind_lower }}",
+                    "image": IMAGE,
+                    "imageID": "",
+                    "ready": false,
+                    "restartCount": 0,
+                    "state": state,
+                }],
+            },
+        }))
+        .unwrap()
+    }
+
+    /// The controller caches the pods of its Deployments, and no others (its watch selects them
+    /// by label); its index finds those of one {{ kind }}, not another's.
+    #[tokio::test]
+    async fn the_pods_of_a_{{ kind_snake }}_are_found_by_its_index() {
+        let server = fake::FakeApiServer::new();
+        server.register_crd(&{{ kind }}::crd());
+        for (instance, name) in [("test", "test-abc12"), ("test", "test-def34"), ("other", "other-abc12")] {
+            server.put(&pod(instance, name, None));
+        }
+        let mut unlabelled = pod("test", "unlabelled", None);
+        unlabelled.metadata.labels = None;
+        server.put(&unlabelled);
+        let shared = Shared::new(server.client());
+        let runner = runner(&shared);
+        let pods = runner.cache::<Pod>();
+        let controller = tokio::spawn(runner.run(reconcile, IMAGE.to_owned()));
+        wait_until("the pods are cached", WAIT, || pods.is_synced()).await;
+
+        let names = |instance: &str| {
+            let found = pods.indexed(Some("default"), INSTANCE, instance);
+            let mut names: Vec<String> = found.iter().map(|pod| pod.name_any()).collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names("test"), ["test-abc12", "test-def34"]);
+        assert_eq!(names("other"), ["other-abc12"]);
+        assert!(pods.get(Some("default"), "unlabelled").is_none());
+        shared.shutdown.cancel();
+        controller.await.unwrap().unwrap();
+    }
+
+    /// The mapped watch reconciles the {{ kind }} that a pod's instance label names, in its
+    /// namespace; a pod without the label, none.
+    #[test]
+    fn a_pod_maps_to_the_{{ kind_snake }}_it_runs_for() {
+        let reference = |name| Some(ObjectRef::new(name).within("default"));
+        assert_eq!(instance_of(&pod("test", "test-abc12", None)), reference("test"));
+        assert_eq!(instance_of(&pod("other", "other-abc12", None)), reference("other"));
+        let mut unlabelled = pod("test", "test-abc12", None);
+        unlabelled.metadata.labels = None;
+        assert_eq!(instance_of(&unlabelled), None);
+    }
+
+    /// A pod that cannot run reconciles its {{ kind }} at once (its Deployment does not change,
+    /// and the next resync is minutes away), and the Available condition names the pod and why.
+    /// Not a pod of another {{ kind }} (first by name here), nor a pod that is being created.
+    #[tokio::test]
+    async fn a_pod_that_cannot_run_is_named_in_the_status() {
+        let server = fake::FakeApiServer::new();
+        // No stand-in for the Deployment controller: the pods never become available.
+        server.register_crd(&{{ kind }}::crd());
+        let mut object = {{ kind_snake }}(1, true);
+        object.metadata.uid = None;
+        let object = server.put(&object);
+        let mut existing = deployment(&object, IMAGE);
+        existing.metadata.namespace = object.namespace();
+        existing.metadata.owner_references = owner_reference(&object).map(|owner| vec![owner]);
+        server.put(&existing);
+        server.put(&pod("test", "test-abc12", Some("ContainerCreating")));
+        server.put(&pod("other", "other-abc12", Some("CrashLoopBackOff")));
+        let shared = Shared::new(server.client());
+        let controller = tokio::spawn(setup(&shared));
+
+        let message = || {
+            let status = server.get::<{{ kind }}>(Some("default"), "test")?.status?;
+            let available = status.conditions.into_iter().find(|c| c.type_ == AVAILABLE)?;
+            Some(available.message)
+        };
+        let unavailable = "Deployment test has 0 of 1 replicas available";
+        wait_until("the {{ kind }} is unavailable", WAIT, || {
+            message().as_deref() == Some(unavailable)
+        })
+        .await;
+
+        // The kubelet cannot pull the image.
+        server.put(&pod("test", "test-abc12", Some("ImagePullBackOff")));
+        let named = format!("{unavailable}; pod test-abc12: ImagePullBackOff");
+        wait_until("the pod is named", WAIT, || message() == Some(named.clone())).await;
+        shared.shutdown.cancel();
+        controller.await.unwrap().unwrap();
+    }
 
     /// The Deployment runs the image with the flags given to `operator-rs create api`, as the
     /// restricted Pod Security Standard requires.
