@@ -9,7 +9,7 @@
 //! use operator_rs_runtime::controller::ControllerSetup;
 //! use operator_rs_runtime::manager::{Flags, Manager};
 //!
-//! #[tokio::main]
+//! #[tokio::main(flavor = "current_thread")]
 //! async fn main() -> ExitCode {
 //!     let flags = Flags::parse_with("6e1ac2c5.example.com");
 //!     Manager::new(flags)

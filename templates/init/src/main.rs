@@ -13,7 +13,12 @@ use operator_rs_runtime::manager::{Flags, Manager};
 /// unique to this operator, so that it never shares a Lease with another one.
 const LEADER_ELECTION_ID: &str = "{{ leader_election_id }}";
 
-#[tokio::main]
+/// One thread runs everything (`current_thread`): a manager spends its time waiting for the API
+/// server, and every thread costs memory (its stack, and an arena of the memory allocator). In
+/// the cluster, the CPU limit of config/manager/manager.yaml (500m: half a core) leaves no work
+/// for a second one. For a manager that needs more (a limit of several cores, and reconciliations
+/// or webhooks that keep a core busy), use `#[tokio::main]`: a worker thread per core.
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let flags = Flags::parse_with(LEADER_ELECTION_ID);
     Manager::new(flags)
