@@ -67,8 +67,8 @@ impl Shared {
     /// What the manager would hand its controllers with its default flags, around `client`: every
     /// namespace, one worker per controller, a registry of its own, and a shutdown token that
     /// nothing cancels but you. For tests that run a controller's `setup` against
-    /// [`FakeApiServer::client`](crate::testing::fake::FakeApiServer::client): cancel
-    /// `shutdown` at the end, and the controller's future returns.
+    /// `testing::fake::FakeApiServer::client` (feature `testing`): cancel `shutdown` at the end,
+    /// and the controller's future returns.
     pub fn new(client: Client) -> Self {
         Shared {
             client,
