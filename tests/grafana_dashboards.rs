@@ -1,26 +1,14 @@
 //! The Grafana dashboards that `--plugins grafana/v1-alpha` writes (kubebuilder's two, adapted to
-//! the runtime): every metric their PromQL names is one that the manager's registry serves, once
-//! the code that records each family (a controller's reconciliations, the client's requests,
-//! leader election, the webhook server) has run.
+//! the runtime): every metric their PromQL names is a series of a family in docs/manager.md's
+//! metrics table, which contract/tests/metrics_documented.rs proves is exactly what the manager's
+//! registry serves. The table is the contract between the two crates (contract/), so operator-rs's
+//! tests do not build the runtime.
 
 mod support;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::time::Duration;
 
-use operator_rs_runtime::controller::{Context, Runner};
-use operator_rs_runtime::k8s_openapi::api::core::v1::ConfigMap;
-use operator_rs_runtime::kube::Config;
-use operator_rs_runtime::kube::api::ObjectMeta;
-use operator_rs_runtime::kube::runtime::controller::Action;
-use operator_rs_runtime::manager::{Shared, client};
-use operator_rs_runtime::metrics::Metrics;
-use operator_rs_runtime::testing::fake::FakeApiServer;
-use operator_rs_runtime::webhook::server::{instrument, router};
-use operator_rs_runtime::webhook::{
-    AdmissionRequest, Denial, FailurePolicy, Operation, Registration, Validator, Warnings, Webhook,
-};
+use operator_rs_contract::{documented_series, manager_md};
 use serde_json::Value;
 
 const DASHBOARDS: [&str; 2] = [
@@ -129,103 +117,9 @@ fn metric_names(query: &str) -> BTreeSet<String> {
     names
 }
 
-/// The names of the series the runtime's registry serves once a controller reconciled, the
-/// manager's client sent requests, leader election ran and the webhook server started.
-async fn served_series() -> BTreeSet<String> {
-    let fake = FakeApiServer::new();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let server = fake.clone();
-    tokio::spawn(async move { server.serve(listener).await });
-    let metrics = Metrics::new();
-    let client = client::from_config(Config::new(url.parse().unwrap()), 0.0, 0, &metrics).unwrap();
-    let shared = Shared {
-        metrics: metrics.clone(),
-        ..Shared::new(client)
-    };
-    fake.put(&ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("settings".to_owned()),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    });
-    let reconcile = |_: Arc<ConfigMap>, _: Arc<Context>| async {
-        Ok::<_, operator_rs_runtime::kube::Error>(Action::await_change())
-    };
-    let controller = tokio::spawn(Runner::<ConfigMap>::new("test", &shared).run(reconcile, ()));
-    let reconciled = r#"controller_runtime_reconcile_total{controller="test",result="success"} 1"#;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !metrics.encode().unwrap().contains(reconciled) {
-        assert!(tokio::time::Instant::now() < deadline, "no reconciliation");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    shared.shutdown.cancel();
-    controller.await.unwrap().unwrap();
-    metrics
-        .leader_election("6e1ac2c5.example.com")
-        .set_leading(true);
-    // The webhook server's metrics start with their series at 0, by path.
-    let registration = Registration {
-        name: "vconfigmap-v1.kb.io",
-        path: "/validate--v1-configmap",
-        operations: &[Operation::Create],
-        failure_policy: FailurePolicy::Fail,
-    };
-    let webhooks = vec![Webhook::validating(registration, AllowAll)];
-    let _served = instrument(
-        router(webhooks).unwrap(),
-        &[registration.path],
-        &metrics.webhooks(),
-    );
-
-    let text = metrics.encode().unwrap();
-    let samples = text.lines().filter(|line| !line.starts_with('#'));
-    let names = samples.map(|line| line.split(['{', ' ']).next().unwrap_or_default().to_owned());
-    names.collect()
-}
-
-/// A validating webhook that allows everything.
-struct AllowAll;
-
-impl Validator<ConfigMap> for AllowAll {
-    fn validate_create(
-        &self,
-        _: &ConfigMap,
-        _: &AdmissionRequest<ConfigMap>,
-    ) -> Result<Warnings, Denial> {
-        Ok(Warnings::default())
-    }
-
-    fn validate_update(
-        &self,
-        _: &ConfigMap,
-        _: &ConfigMap,
-        _: &AdmissionRequest<ConfigMap>,
-    ) -> Result<Warnings, Denial> {
-        Ok(Warnings::default())
-    }
-
-    fn validate_delete(
-        &self,
-        _: &ConfigMap,
-        _: &AdmissionRequest<ConfigMap>,
-    ) -> Result<Warnings, Denial> {
-        Ok(Warnings::default())
-    }
-}
-
-#[tokio::test]
-async fn every_query_names_a_metric_the_manager_serves() {
-    let served = served_series().await;
-    for family in [
-        "workqueue_adds_total",
-        "rest_client_requests_total",
-        "leader_election_master_status",
-        "controller_runtime_webhook_requests_total",
-    ] {
-        assert!(served.contains(family), "{family} not served: {served:#?}");
-    }
+#[test]
+fn every_query_names_a_metric_the_manager_serves() {
+    let served = documented_series(&manager_md());
     for (file, dashboard) in dashboards() {
         let queries = queries(&dashboard);
         assert!(queries.len() > 3, "{file}: {queries:?}");
