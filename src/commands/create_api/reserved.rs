@@ -49,6 +49,7 @@ pub const RESERVED_KINDS: &[&str] = &[
     "Manifests",
     "Method",
     "ObjectMeta",
+    "ObjectRef",
     "Operation",
     "OwnerReference",
     "Patch",
