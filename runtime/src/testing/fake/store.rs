@@ -410,6 +410,7 @@ impl Store {
         let mut metadata = json!({ "resourceVersion": revision.to_string() });
         if let (true, Some(((namespace, name), _))) = (page.len() < selected.len(), page.last()) {
             metadata["continue"] = json!(format!("{revision}/{namespace}/{name}"));
+            metadata["remainingItemCount"] = json!(selected.len() - page.len());
         }
         let items = page
             .iter()
@@ -603,6 +604,10 @@ impl Store {
         let (scope, manager, dry_run) = (caller.scope, caller.manager.clone(), caller.dry_run);
         let Some(stored) = self.stored(resource, &key) else {
             return match edit {
+                // An apply that names a `uid` is about that object: it does not create another.
+                Edit::Apply { config, .. } if has_uid(&config) => {
+                    Err(uid_conflict(&kind, name, &config, &Value::Null))
+                }
                 Edit::Apply { config, force } if scope == Scope::Main => {
                     let object = self.create_by_apply(&kind, key, &caller, &config, force)?;
                     Ok((StatusCode::CREATED, object))
@@ -618,6 +623,7 @@ impl Store {
             Edit::Apply { config, force } => {
                 check_config(&kind, name, &config)?;
                 check_resource_version(&kind, name, &config, &live)?;
+                check_uid(&kind, name, &config, &live)?;
                 let mut object = managers
                     .apply(&kind, scope, &manager, &live, &config, force)
                     .map_err(|conflicts| {
@@ -652,6 +658,7 @@ impl Store {
                     Edit::Apply { .. } => unreachable!("handled above"),
                 };
                 check_resource_version(&kind, name, &object, &live)?;
+                check_uid(&kind, name, &object, &live)?;
                 let mut object = scoped(&kind, scope, &live, object);
                 keep_system_metadata(&live, &mut object)?;
                 managers.record_update(&kind, scope, &manager, Some(&live), &object);
@@ -1211,6 +1218,29 @@ fn check_resource_version(
         }
         _ => Ok(()),
     }
+}
+
+fn has_uid(object: &Value) -> bool {
+    object["metadata"]["uid"]
+        .as_str()
+        .is_some_and(|uid| !uid.is_empty())
+}
+
+/// A write that names a `uid` requires the object to have it (the API server's precondition).
+fn check_uid(kind: &Kind, name: &str, object: &Value, live: &Value) -> Result<(), ApiError> {
+    if has_uid(object) && object["metadata"]["uid"] != live["metadata"]["uid"] {
+        return Err(uid_conflict(kind, name, object, live));
+    }
+    Ok(())
+}
+
+fn uid_conflict(kind: &Kind, name: &str, object: &Value, live: &Value) -> ApiError {
+    let why = format!(
+        "Precondition failed: UID in precondition: {}, UID in object meta: {}",
+        object["metadata"]["uid"].as_str().unwrap_or_default(),
+        live["metadata"]["uid"].as_str().unwrap_or_default()
+    );
+    ApiError::conflict(kind, name, &why)
 }
 
 /// What a write of `scope` may change: with a status subresource, writes to the object keep

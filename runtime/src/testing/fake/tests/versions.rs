@@ -366,3 +366,28 @@ async fn continue_tokens_survive_deletions_and_expire_with_the_history() {
     assert_eq!(api_error(expired), ("Expired".to_owned(), 410));
     assert_eq!(fake.count(Verb::List), 3);
 }
+
+#[tokio::test]
+async fn a_write_that_names_a_uid_is_about_that_object_only() {
+    let fake = FakeApiServer::new();
+    let api = Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(fake.client(), "default");
+    let created = api
+        .create(&PostParams::default(), &config_map("a", &[]))
+        .await
+        .unwrap();
+    let apply = |uid: &str| json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": { "name": "a", "uid": uid } });
+    let params = PatchParams::apply("tester");
+    let other = api
+        .patch("a", &params, &Patch::Apply(apply("another")))
+        .await;
+    assert_eq!(api_error(other), ("Conflict".to_owned(), 409));
+    // Gone: an apply with its uid does not make a new one.
+    let uid = created.uid().unwrap();
+    api.delete("a", &DeleteParams::default()).await.unwrap();
+    let gone = api.patch("a", &params, &Patch::Apply(apply(&uid))).await;
+    assert_eq!(api_error(gone), ("Conflict".to_owned(), 409));
+    assert!(
+        fake.list::<k8s_openapi::api::core::v1::ConfigMap>()
+            .is_empty()
+    );
+}
