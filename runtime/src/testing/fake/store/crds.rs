@@ -116,11 +116,16 @@ impl Store {
             let crd: CustomResourceDefinition = serde_json::from_value(object.clone())
                 .map_err(|error| ApiError::bad_request(error.to_string()))?;
             for served in Kind::from_crd(&crd) {
+                let index = crd
+                    .spec
+                    .versions
+                    .iter()
+                    .position(|v| v.name == served.version);
                 if let Some(schema) = served.schema {
                     Schema::new(schema).map_err(|error| {
                         invalid(format!(
                             "spec.versions[{}].schema.openAPIV3Schema: Invalid value: {error}",
-                            served.version
+                            index.unwrap_or_default()
                         ))
                     })?;
                 }

@@ -391,3 +391,40 @@ async fn a_write_that_names_a_uid_is_about_that_object_only() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn a_crd_needs_one_storage_version_and_its_own_name() {
+    let fake = FakeApiServer::new();
+    let mut two = crd("v1");
+    for version in &mut two.spec.versions {
+        version.storage = true;
+    }
+    let created = crds(&fake).create(&PostParams::default(), &two).await;
+    let Err(kube::Error::Api(error)) = created else {
+        panic!("two storage versions are refused: {created:?}");
+    };
+    assert!(
+        error
+            .message
+            .ends_with("must have exactly one version marked as storage version"),
+        "{}",
+        error.message
+    );
+    let mut misnamed = crd("v1");
+    misnamed.metadata.name = Some("gadgets.example.com".to_owned());
+    let created = crds(&fake).create(&PostParams::default(), &misnamed).await;
+    assert_eq!(api_error(created), ("Invalid".to_owned(), 422));
+    // Created through the API, it serves its versions at once.
+    crds(&fake)
+        .create(&PostParams::default(), &crd("v1"))
+        .await
+        .unwrap();
+    let v2 = Api::<v2::Widget>::namespaced(fake.client(), "default");
+    assert!(
+        v2.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
