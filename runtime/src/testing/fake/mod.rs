@@ -398,6 +398,10 @@ impl FakeApiServer {
     ///
     /// If a CEL rule of the CRD does not compile (the API server refuses such a CRD).
     ///
+    /// A kind with several versions needs the CRD with all of them, as `make manifests` writes
+    /// it (`manifests::merge_versions`, or [`FakeApiServer::install`]): registering the CRD of
+    /// one version replaces the CRD, as `kubectl apply` of it would.
+    ///
     /// The CRD itself is stored as `kubectl apply` stores it (created, or its spec replaced), so
     /// that clients can read it and write its status; registering it again with another storage
     /// version is how a test moves the storage version, after which `status.storedVersions`
@@ -445,8 +449,16 @@ impl FakeApiServer {
     /// [`Manifests`] (its `crate::manifests()`): every CRD ([`FakeApiServer::register_crd`])
     /// and every admission webhook ([`FakeApiServer::register_webhooks`]). The RBAC rules are
     /// those of the clients: see [`FakeApiServer::client_as`].
+    ///
+    /// # Panics
+    ///
+    /// If `make manifests` would refuse the CRDs: the versions of a kind (one CRD each, as
+    /// `Kind::crd()` returns them) are merged into one CRD as it merges them
+    /// ([`merge_versions`](crate::manifests::merge_versions)), with exactly one storage version.
     pub fn install(&self, manifests: Manifests) -> &Self {
-        for crd in &manifests.crds {
+        let crds = crate::manifests::merge_versions(manifests.crds)
+            .unwrap_or_else(|error| panic!("make manifests would refuse the CRDs: {error}"));
+        for crd in &crds {
             self.register_crd(crd);
         }
         self.register_webhooks(manifests.webhooks)

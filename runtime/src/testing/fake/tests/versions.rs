@@ -428,3 +428,25 @@ async fn a_crd_needs_one_storage_version_and_its_own_name() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn install_merges_the_versions_of_a_kind_as_make_manifests_does() {
+    // A project's `crds()`: one CRD per version, the storage version's alone `storage: true`.
+    let mut spoke = v2::Widget::crd();
+    spoke.spec.versions[0].storage = false;
+    let fake = FakeApiServer::new();
+    fake.install(crate::manifests::Manifests {
+        crds: vec![Widget::crd(), spoke],
+        rbac_rules: Vec::new(),
+        cluster_rbac_rules: Vec::new(),
+        webhooks: vec![conversion()],
+        role_scope: crate::manifests::RoleScope::Cluster,
+    });
+    assert_eq!(stored_versions(&fake).await, ["v1"]);
+    let v1 = Api::<Widget>::namespaced(fake.client(), "default");
+    v1.create(&PostParams::default(), &widget("a", 2))
+        .await
+        .unwrap();
+    let v2 = Api::<v2::Widget>::namespaced(fake.client(), "default");
+    assert_eq!(v2.get("a").await.unwrap().spec.replicas, 2);
+}
