@@ -18,6 +18,9 @@
 //! - [`webhook`]: the HTTPS server for admission and conversion webhooks, and the
 //!   [`webhook::Defaulter`], [`webhook::Validator`] and [`webhook::Converter`] that a project's
 //!   webhooks implement.
+//! - [`migration`]: storage version migration: once a kind's storage version moves, its objects
+//!   are written again in it and the CRD's `status.storedVersions` trimmed to it, on the leader
+//!   or as a Job.
 //! - [`manifests`]: writes the CRDs, the manager's RBAC role and the webhook configurations under
 //!   `config/` from the Rust code (`make manifests`), with no Go and no controller-gen.
 //! - `testing`: a mocked API server for reconcile tests, a stateful fake API server for tests
@@ -42,6 +45,7 @@ pub mod e2e;
 pub mod manager;
 pub mod manifests;
 pub mod metrics;
+pub mod migration;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhook;

@@ -143,6 +143,41 @@ pub struct Flags {
     #[arg(long, value_name = "N", default_value = "0")]
     pub kube_api_burst: u32,
 
+    /// Migrate the objects of the kinds registered for it (`Manager::storage_migrations`) to
+    /// their CRD's storage version, on the leader at startup, and then trim the CRD's
+    /// `status.storedVersions` to it; `false` leaves that to a Job
+    /// (`--migrate-storage-versions-and-exit`).
+    #[arg(
+        long,
+        value_name = "BOOL",
+        value_parser = parse_go_bool,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "true",
+        default_missing_value = "true",
+        action = ArgAction::Set
+    )]
+    pub migrate_storage_versions: bool,
+
+    /// Run the storage version migrations once and exit, instead of running the operator (for
+    /// a Job): the exit status is 0 once every registered kind is stored in its storage version
+    /// alone.
+    #[arg(
+        long,
+        value_name = "BOOL",
+        value_parser = parse_go_bool,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        action = ArgAction::Set
+    )]
+    pub migrate_storage_versions_and_exit: bool,
+
+    /// The most objects per second a storage version migration writes, or `0` for no limit.
+    #[arg(long, value_name = "QPS", default_value = "10", value_parser = parse_qps)]
+    pub storage_migration_qps: f64,
+
     /// The log output format: human-readable `text`, or `json` with one object per line.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -380,6 +415,27 @@ mod tests {
         for bad in ["", "15", "s", "-1s", "1x", "1..5s", "1s2"] {
             assert!(parse_go_duration(bad).is_err(), "{bad} should be rejected");
         }
+    }
+
+    #[test]
+    fn storage_migration_flags() {
+        let parse = |args: &[&str]| {
+            let args = std::iter::once("manager").chain(args.iter().copied());
+            Flags::try_parse_with("lease", args).unwrap()
+        };
+        let defaults = parse(&[]);
+        assert!(defaults.migrate_storage_versions);
+        assert!(!defaults.migrate_storage_versions_and_exit);
+        assert_eq!(defaults.storage_migration_qps, 10.0);
+        let job = parse(&[
+            "--migrate-storage-versions-and-exit",
+            "--storage-migration-qps=2.5",
+        ]);
+        assert!(job.migrate_storage_versions_and_exit);
+        assert_eq!(job.storage_migration_qps, 2.5);
+        assert!(!parse(&["--migrate-storage-versions=false"]).migrate_storage_versions);
+        let args = ["manager", "--storage-migration-qps=-1"];
+        assert!(Flags::try_parse_with("lease", args).is_err());
     }
 
     #[test]

@@ -54,6 +54,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
 use crate::metrics::server::{CertFiles, Options as MetricsOptions};
+use crate::migration::{self, StorageMigration, StorageMigrations};
 use crate::webhook::{Webhook, WebhookServerConfig};
 pub use flags::Flags;
 use health::Readiness;
@@ -71,6 +72,7 @@ pub struct Manager {
     flags: Flags,
     controllers: Vec<Box<dyn Runnable>>,
     webhooks: Vec<Webhook>,
+    storage_migrations: Vec<StorageMigration>,
 }
 
 impl Manager {
@@ -80,6 +82,7 @@ impl Manager {
             flags,
             controllers: Vec::new(),
             webhooks: Vec::new(),
+            storage_migrations: Vec::new(),
         }
     }
 
@@ -97,6 +100,17 @@ impl Manager {
     /// server cannot call back).
     pub fn webhooks(mut self, webhooks: Vec<Webhook>) -> Self {
         self.webhooks = webhooks;
+        self
+    }
+
+    /// The kinds to migrate to their storage version ([`crate::migration`]): on the leader once
+    /// at startup (unless `--migrate-storage-versions=false`), or alone with
+    /// `--migrate-storage-versions-and-exit`.
+    pub fn storage_migrations(
+        mut self,
+        migrations: impl IntoIterator<Item = StorageMigration>,
+    ) -> Self {
+        self.storage_migrations.extend(migrations);
         self
     }
 
@@ -129,10 +143,40 @@ impl Manager {
     pub async fn try_run(self) -> anyhow::Result<()> {
         let Self {
             flags,
-            controllers,
+            mut controllers,
             webhooks,
+            storage_migrations,
         } = self;
+        let options = migration::Options {
+            writes_per_second: flags.storage_migration_qps,
+            ..migration::Options::default()
+        };
+        if flags.migrate_storage_versions_and_exit {
+            return migrate_and_exit(&flags, &storage_migrations, &options).await;
+        }
+        if flags.migrate_storage_versions && !storage_migrations.is_empty() {
+            let migrations = StorageMigrations::new(storage_migrations, options);
+            controllers.push(Box::new(migrations));
+        }
         run(flags, controllers, webhooks).await
+    }
+}
+
+/// `--migrate-storage-versions-and-exit`: runs the storage migrations once, without leader
+/// election (a Job runs alone, and a leader migrating at the same time is harmless: both write
+/// the same objects unchanged), and stops on SIGINT or SIGTERM.
+async fn migrate_and_exit(
+    flags: &Flags,
+    migrations: &[StorageMigration],
+    options: &migration::Options,
+) -> anyhow::Result<()> {
+    let shutdown = CancellationToken::new();
+    shutdown::cancel_on_signal(shutdown.clone()).context("cannot install signal handlers")?;
+    let metrics = Metrics::new();
+    let client = client::build(flags.kube_api_qps, flags.kube_api_burst, &metrics).await?;
+    tokio::select! {
+        () = shutdown.cancelled() => Err(anyhow!("interrupted before the storage version migrations were done")),
+        result = migration::run_once(&client, migrations, options, &metrics) => result,
     }
 }
 

@@ -17,10 +17,14 @@
 //! | `controller_runtime_webhook_requests_total` | counter | `webhook` (the path), `code` | the webhook server |
 //! | `controller_runtime_webhook_requests_in_flight` | gauge | `webhook` | the webhook server |
 //! | `controller_runtime_webhook_latency_seconds` | histogram | `webhook` | the webhook server |
+//! | `storage_migrator_core_migrator_migrated_objects_total` | counter | `resource` (the CRD) | storage version migrations ([`crate::migration`]) |
+//! | `storage_migrator_core_migrator_remaining_objects` | gauge | `resource` | storage version migrations |
+//! | `storage_migrator_core_migrator_migrations_total` | counter | `resource`, `status` (`Succeeded`, `Failed`) | storage version migrations |
 //! | `process_cpu_seconds_total`, `process_resident_memory_bytes`, `process_open_fds`, ... | | | (Linux only) |
 //!
 //! Names, labels and histogram buckets are controller-runtime's (its `pkg/internal/controller/metrics`,
-//! `pkg/metrics` and `pkg/webhook/internal/metrics`). Register your own metrics with
+//! `pkg/metrics` and `pkg/webhook/internal/metrics`), and those of storage migrations
+//! kube-storage-version-migrator's (`pkg/migrator/metrics`). Register your own metrics with
 //! [`Metrics::register`], as `metrics.Registry.MustRegister` in Go:
 //!
 //! ```
@@ -40,6 +44,7 @@ mod auth;
 mod process;
 mod rest_client;
 pub mod server;
+mod storage_migration;
 mod webhook;
 pub mod workqueue;
 
@@ -57,6 +62,7 @@ use prometheus_client::registry::{Metric, Registry};
 
 pub use auth::{AuthError, Authorizer};
 pub use rest_client::{Counted, RequestCounter};
+pub use storage_migration::{ResourceMigrationMetrics, StorageMigrationMetrics};
 pub use webhook::{WebhookMetrics, WebhookRequest};
 pub use workqueue::WorkQueueMetrics;
 
@@ -151,6 +157,7 @@ pub struct Metrics {
     rest_client: rest_client::Requests,
     leader_election: Family<LeaseLabels, Gauge>,
     webhooks: WebhookMetrics,
+    storage_migrations: StorageMigrationMetrics,
 }
 
 impl Default for Metrics {
@@ -213,6 +220,7 @@ impl Metrics {
             leader_election.clone(),
         );
         let webhooks = WebhookMetrics::register(&mut registry);
+        let storage_migrations = StorageMigrationMetrics::register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));
         Metrics {
             registry: Arc::new(RwLock::new(registry)),
@@ -221,6 +229,7 @@ impl Metrics {
             rest_client,
             leader_election,
             webhooks,
+            storage_migrations,
         }
     }
 
@@ -290,6 +299,11 @@ impl Metrics {
     /// The webhook server's metrics.
     pub fn webhooks(&self) -> WebhookMetrics {
         self.webhooks.clone()
+    }
+
+    /// The metrics of storage version migrations.
+    pub fn storage_migrations(&self) -> StorageMigrationMetrics {
+        self.storage_migrations.clone()
     }
 
     /// All metrics in the OpenMetrics text format (served with [`CONTENT_TYPE`]).

@@ -37,8 +37,7 @@ pub(super) struct Webhooks {
 }
 
 impl Webhooks {
-    /// Adds the admission webhooks of `webhooks`; conversion webhooks are not called (the fake
-    /// serves each version of a kind as a kind of its own).
+    /// Adds the admission webhooks of `webhooks` (the store keeps the conversion webhooks).
     pub(super) fn register(&mut self, webhooks: Vec<Webhook>) {
         for webhook in webhooks {
             if let Webhook::Admission(webhook) = webhook {

@@ -174,6 +174,13 @@ impl ApiError {
         Self::new(StatusCode::GONE, "Expired", message)
     }
 
+    /// A list continued from a token older than the fake remembers, worded as the API server
+    /// words it when etcd has compacted the list's revision.
+    pub(super) fn continue_expired() -> Self {
+        let message = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+        Self::new(StatusCode::GONE, "Expired", message)
+    }
+
     pub(super) fn method_not_allowed() -> Self {
         let message = "the server does not allow this method on the requested resource";
         Self::new(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", message)

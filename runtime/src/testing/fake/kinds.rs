@@ -186,6 +186,18 @@ pub(super) struct ResourceKey {
     pub(super) plural: String,
 }
 
+impl ResourceKey {
+    /// Where the objects of every version of this resource are kept: one storage per group and
+    /// resource, as in etcd, whatever version a client reads or writes them in. (The key of a
+    /// storage has no version.)
+    pub(super) fn storage(&self) -> ResourceKey {
+        ResourceKey {
+            version: String::new(),
+            ..self.clone()
+        }
+    }
+}
+
 /// How server-side apply merges a list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum ListType {

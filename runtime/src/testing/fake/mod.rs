@@ -40,7 +40,21 @@
 //!   `uid`, a `resourceVersion` from one global counter, a `creationTimestamp`, and a
 //!   `generation` that counts changes of everything but `metadata` and (for kinds with the
 //!   status subresource) `status`. A write that changes nothing stores nothing.
-//! - `get`, `list` (label and field selectors, `limit` and `continue`), `watch` (below),
+//! - The versions of a kind share one storage, as in etcd: each object is stored once, in the
+//!   version it was last written in (the storage version of that time:
+//!   [`FakeApiServer::stored_version`]), and served in every version, converted by the kind's
+//!   conversion webhook ([`FakeApiServer::register_webhooks`]) or, without one, by changing its
+//!   `apiVersion` (the `None` strategy; a CRD whose strategy is `Webhook` fails without it, `500`
+//!   as the API server's). A write that changes nothing stores nothing, unless the object is
+//!   stored in another version than the storage version: then it is stored again, in the
+//!   storage version (what storage version migrations rely on).
+//! - CustomResourceDefinitions are objects too (`apiextensions.k8s.io/v1`): writing one serves
+//!   its versions; the server keeps its `status.storedVersions` (the storage version of every
+//!   spec written is added; only a status write removes versions, and it must keep the storage
+//!   version), and refuses a CRD without exactly one storage version or named otherwise than
+//!   `<plural>.<group>`.
+//! - `get`, `list` (label and field selectors, `limit` and `continue`: tokens that name the last
+//!   object of their page, and expire with the watch window below, `410 Gone`), `watch` (below),
 //!   `create` (`409 AlreadyExists`, `generateName`), `update` and every patch with a
 //!   `resourceVersion` precondition (`409 Conflict`), JSON patch, JSON merge patch, and
 //!   server-side apply with field managers, `force` and `409 Conflict`s; `dryRun`.
@@ -72,8 +86,10 @@
 //!
 //! # What it does not do
 //!
-//! No authentication, version conversion (each version of a kind is a kind of its own), the
-//! built-in kinds' defaults and further validation, namespaces as a precondition of their
+//! No authentication, conversion of `managedFields` between versions, admission webhooks called
+//! for another version than the request's (`matchPolicy: Equivalent`), deletion of a CRD's
+//! objects with it, a consistent snapshot for the pages of a list (a page shows the objects as
+//! they are when it is read), the built-in kinds' defaults and further validation, namespaces as a precondition of their
 //! objects, foreground deletion (it is background), scale and other subresources, scheduling,
 //! quota, and no controllers but an optional Deployment controller
 //! ([`FakeApiServer::simulate_deployments`]). A field manager never conflicts with itself.
@@ -381,9 +397,39 @@ impl FakeApiServer {
     /// # Panics
     ///
     /// If a CEL rule of the CRD does not compile (the API server refuses such a CRD).
+    ///
+    /// A kind with several versions needs the CRD with all of them, as `make manifests` writes
+    /// it (`manifests::merge_versions`, or [`FakeApiServer::install`]): registering the CRD of
+    /// one version replaces the CRD, as `kubectl apply` of it would.
+    ///
+    /// The CRD itself is stored as `kubectl apply` stores it (created, or its spec replaced), so
+    /// that clients can read it and write its status; registering it again with another storage
+    /// version is how a test moves the storage version, after which `status.storedVersions`
+    /// holds both (see [the module](self) on versions).
     pub fn register_crd(&self, crd: &CustomResourceDefinition) -> &Self {
-        for kind in Kind::from_crd(crd) {
-            self.register_kind(kind);
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let mut value = serde_json::to_value(crd).expect("a CRD serializes to JSON");
+        if let Some(metadata) = value["metadata"].as_object_mut() {
+            metadata.remove("resourceVersion");
+        }
+        let mut state = self.inner.lock();
+        let store = &mut state.store;
+        let resource = store::crd_resource();
+        let caller = admin_caller(Scope::Main);
+        let stored = if store.get(&resource, None, &name).is_ok() {
+            let write = Write {
+                caller,
+                edit: Edit::Replace(value),
+            };
+            store.write(&resource, None, &name, write).map(|_| ())
+        } else {
+            store.create(&resource, None, value, &caller).map(|_| ())
+        };
+        if let Err(error) = stored {
+            panic!(
+                "the API server would refuse the CRD {name}: {}",
+                error.message
+            );
         }
         self
     }
@@ -392,8 +438,8 @@ impl FakeApiServer {
     /// the kinds and operations they are registered for, in-process, as the API server calls
     /// them: the defaulting (mutating) webhooks before the schema's validation, the validating
     /// ones after it. A denial refuses the request as the API server does: `admission webhook
-    /// "<name>" denied the request: <reason>`, with the webhook's status code (403). Conversion
-    /// webhooks are not called.
+    /// "<name>" denied the request: <reason>`, with the webhook's status code (403). The
+    /// conversion webhooks convert their kinds between versions (see [the module](self)).
     pub fn register_webhooks(&self, webhooks: Vec<Webhook>) -> &Self {
         self.inner.lock().store.register_webhooks(webhooks);
         self
@@ -403,8 +449,16 @@ impl FakeApiServer {
     /// [`Manifests`] (its `crate::manifests()`): every CRD ([`FakeApiServer::register_crd`])
     /// and every admission webhook ([`FakeApiServer::register_webhooks`]). The RBAC rules are
     /// those of the clients: see [`FakeApiServer::client_as`].
+    ///
+    /// # Panics
+    ///
+    /// If `make manifests` would refuse the CRDs: the versions of a kind (one CRD each, as
+    /// `Kind::crd()` returns them) are merged into one CRD as it merges them
+    /// ([`merge_versions`](crate::manifests::merge_versions)), with exactly one storage version.
     pub fn install(&self, manifests: Manifests) -> &Self {
-        for crd in &manifests.crds {
+        let crds = crate::manifests::merge_versions(manifests.crds)
+            .unwrap_or_else(|error| panic!("make manifests would refuse the CRDs: {error}"));
+        for crd in &crds {
             self.register_crd(crd);
         }
         self.register_webhooks(manifests.webhooks)
@@ -515,6 +569,22 @@ impl FakeApiServer {
         api.create(&kube::api::PostParams::default(), &object).await
     }
 
+    /// The version the object `name` of `K`'s kind is stored in, e.g. `example.com/v1`
+    /// (`namespace` is `None` for a cluster-scoped kind), or `None` if there is no such object:
+    /// what etcd holds, which no client sees (they get the version they ask for). Not a
+    /// request: nothing is counted.
+    pub fn stored_version<K>(&self, namespace: Option<&str>, name: &str) -> Option<String>
+    where
+        K: Resource<DynamicType = ()>,
+        K::Scope: 'static,
+    {
+        let resource = Kind::of::<K>().resource();
+        self.inner
+            .lock()
+            .store
+            .stored_api_version(&resource, namespace, name)
+    }
+
     /// Every stored object of kind `K`, in all namespaces, sorted by namespace and name. Not a
     /// request: nothing is counted.
     ///
@@ -569,17 +639,7 @@ impl FakeApiServer {
             .to_owned();
         let mut state = self.inner.lock();
         let store = &mut state.store;
-        let admin = Identity::admin();
-        let caller = Caller {
-            scope: Scope::Whole,
-            manager: PUT_MANAGER.to_owned(),
-            dry_run: false,
-            strict: false,
-            user: User {
-                name: admin.user().to_owned(),
-                groups: admin.groups().to_vec(),
-            },
-        };
+        let caller = admin_caller(Scope::Whole);
         let stored = if store.get(&resource, namespace.as_deref(), &name).is_ok() {
             let write = Write {
                 caller,
@@ -595,6 +655,21 @@ impl FakeApiServer {
             Ok(object) => typed(object),
             Err(error) => panic!("cannot put {} {name}: {}", kind.kind, error.message),
         }
+    }
+}
+
+/// The fake's own writes: an administrator's, by the field manager [`PUT_MANAGER`].
+fn admin_caller(scope: Scope) -> Caller {
+    let admin = Identity::admin();
+    Caller {
+        scope,
+        manager: PUT_MANAGER.to_owned(),
+        dry_run: false,
+        strict: false,
+        user: User {
+            name: admin.user().to_owned(),
+            groups: admin.groups().to_vec(),
+        },
     }
 }
 

@@ -1,6 +1,13 @@
 //! The objects of the fake API server and the rules of writing them: resource versions,
 //! generations, the status subresource, preconditions, admission (schemas, defaults, CEL rules,
-//! webhooks), finalizers, garbage collection, and the history that watches replay.
+//! webhooks), finalizers, garbage collection, and the history that watches replay. The
+//! storage of the versions of a resource and their conversions are in `store/versions.rs`, what
+//! the API server does with CustomResourceDefinitions in `store/crds.rs`.
+
+mod crds;
+mod versions;
+
+pub(super) use crds::crd_resource;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -23,6 +30,7 @@ use super::metadata::{self, NameRule};
 use super::schema::Schema;
 use super::selector::Selector;
 use super::typed;
+use crate::webhook::{Converter, Webhook};
 
 /// The field manager of the simulated Deployment controller's status writes.
 pub(super) const DEPLOYMENT_CONTROLLER: &str = "kube-controller-manager";
@@ -37,6 +45,8 @@ fn object_key(namespace: Option<&str>, name: &str) -> ObjectKey {
 
 /// An object as stored, and who owns its fields.
 struct Stored {
+    /// The object in the version it was written in, its `apiVersion`: the storage version of
+    /// the time of the write.
     value: Value,
     managers: Managers,
 }
@@ -51,6 +61,7 @@ enum ChangeKind {
 /// One change of one object, at one resource version: what watches are sent.
 struct Change {
     revision: u64,
+    /// The storage of the object ([`ResourceKey::storage`]): watches of every version see it.
     resource: ResourceKey,
     namespace: String,
     kind: ChangeKind,
@@ -94,10 +105,10 @@ struct Watcher {
 }
 
 impl Watcher {
-    /// The line to send this watch for `change`, if it sees it: an object that enters or leaves
-    /// the watch's selection is `ADDED` or `DELETED` for it.
-    fn event(&self, change: &Change) -> Option<Bytes> {
-        if change.resource != self.resource
+    /// The type of the event this watch gets for `change`, if it sees it: an object that enters
+    /// or leaves the watch's selection is `ADDED` or `DELETED` for it.
+    fn event_type(&self, change: &Change) -> Option<&'static str> {
+        if change.resource != self.resource.storage()
             || self
                 .namespace
                 .as_ref()
@@ -116,7 +127,7 @@ impl Watcher {
             (ChangeKind::Deleted, _, true) | (ChangeKind::Modified, true, false) => "DELETED",
             _ => return None,
         };
-        Some(event_line(type_, &change.object))
+        Some(type_)
     }
 }
 
@@ -178,6 +189,12 @@ pub(super) struct Store {
     kinds: BTreeMap<ResourceKey, Arc<Kind>>,
     enforcement: BTreeMap<ResourceKey, Arc<Enforcement>>,
     webhooks: Webhooks,
+    /// The conversion webhooks, by the group and kind they convert.
+    converters: Vec<Converter>,
+    /// The storage version of the resources that no stored CRD describes (built-in kinds and
+    /// [`Store::register`]ed ones): the version registered first.
+    storage_versions: BTreeMap<ResourceKey, String>,
+    /// By storage ([`ResourceKey::storage`]), then namespace and name.
     objects: BTreeMap<ResourceKey, BTreeMap<ObjectKey, Stored>>,
     /// The resource version of the last change: one counter for all objects, like etcd's.
     revision: u64,
@@ -194,10 +211,12 @@ pub(super) struct Store {
 
 impl Store {
     pub(super) fn new(window: usize) -> Self {
-        Self {
+        let mut store = Self {
             kinds: BTreeMap::new(),
             enforcement: BTreeMap::new(),
             webhooks: Webhooks::default(),
+            converters: Vec::new(),
+            storage_versions: BTreeMap::new(),
             objects: BTreeMap::new(),
             revision: 1,
             serial: 0,
@@ -206,7 +225,9 @@ impl Store {
             compacted: 0,
             watchers: Vec::new(),
             simulate_deployments: false,
-        }
+        };
+        store.serve_crds();
+        store
     }
 
     /// Serves a built-in kind, checked against its Rust type with `check` and `schema`.
@@ -225,6 +246,9 @@ impl Store {
         let resource = kind.resource();
         self.enforcement
             .insert(resource.clone(), Arc::new(enforcement));
+        self.storage_versions
+            .entry(resource.storage())
+            .or_insert_with(|| kind.version.clone());
         self.kinds.insert(resource, Arc::new(kind));
     }
 
@@ -240,9 +264,13 @@ impl Store {
         let resource = kind.resource();
         // The API server sets the defaults of the schema when it reads objects too: stored
         // objects get those of a schema registered after they were written.
-        if let (Some(schema), Some(objects)) = (&schema, self.objects.get_mut(&resource)) {
+        let api_version = kind.api_version();
+        if let (Some(schema), Some(objects)) = (&schema, self.objects.get_mut(&resource.storage()))
+        {
             for stored in objects.values_mut() {
-                schema.default(&mut stored.value);
+                if stored.value["apiVersion"] == api_version.as_str() {
+                    schema.default(&mut stored.value);
+                }
             }
         }
         let enforcement = Enforcement {
@@ -253,13 +281,30 @@ impl Store {
         };
         self.enforcement
             .insert(resource.clone(), Arc::new(enforcement));
+        self.storage_versions
+            .entry(resource.storage())
+            .or_insert_with(|| kind.version.clone());
         self.kinds.insert(resource, Arc::new(kind));
         Ok(())
     }
 
-    /// Calls the admission webhooks of `webhooks` for the kinds they are registered for.
-    pub(super) fn register_webhooks(&mut self, webhooks: Vec<crate::webhook::Webhook>) {
-        self.webhooks.register(webhooks);
+    /// Calls the admission webhooks of `webhooks` for the kinds they are registered for, and
+    /// converts the kinds of its conversion webhooks with them (replacing the converter of the
+    /// same group and kind registered before).
+    pub(super) fn register_webhooks(&mut self, webhooks: Vec<Webhook>) {
+        let mut admission = Vec::new();
+        for webhook in webhooks {
+            match webhook {
+                Webhook::Conversion(converter) => {
+                    self.converters.retain(|known| {
+                        (known.group(), known.kind()) != (converter.group(), converter.kind())
+                    });
+                    self.converters.push(converter);
+                }
+                webhook => admission.push(webhook),
+            }
+        }
+        self.webhooks.register(admission);
     }
 
     /// The kind served at `resource`, or the API server's answer for resources it does not
@@ -285,21 +330,22 @@ impl Store {
         self.watchers.clear();
     }
 
+    /// The object `key` of `resource` (of any of its versions), as stored.
     fn stored(&self, resource: &ResourceKey, key: &ObjectKey) -> Option<&Stored> {
-        self.objects.get(resource)?.get(key)
+        self.objects.get(&resource.storage())?.get(key)
     }
 
     fn objects_in<'a>(
         &'a self,
         resource: &ResourceKey,
         namespace: Option<&'a str>,
-    ) -> impl Iterator<Item = &'a Value> + 'a {
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Value)> + 'a {
         self.objects
-            .get(resource)
+            .get(&resource.storage())
             .into_iter()
             .flatten()
             .filter(move |((ns, _), _)| namespace.is_none_or(|namespace| ns == namespace))
-            .map(|(_, stored)| &stored.value)
+            .map(|(key, stored)| (key, &stored.value))
     }
 
     pub(super) fn get(
@@ -309,13 +355,30 @@ impl Store {
         name: &str,
     ) -> Result<Value, ApiError> {
         let kind = self.kind(resource)?;
-        self.stored(resource, &object_key(namespace, name))
-            .map(|stored| stored.value.clone())
-            .ok_or_else(|| ApiError::not_found(&kind, name))
+        let stored = self
+            .stored(resource, &object_key(namespace, name))
+            .ok_or_else(|| ApiError::not_found(&kind, name))?;
+        self.convert(resource, &stored.value)
+    }
+
+    /// The `apiVersion` the object is stored in, whatever version `resource` names.
+    pub(super) fn stored_api_version(
+        &self,
+        resource: &ResourceKey,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<String> {
+        let stored = self.stored(resource, &object_key(namespace, name))?;
+        stored.value["apiVersion"].as_str().map(str::to_owned)
     }
 
     /// The objects of `resource` (in `namespace`, or all) that `filter` selects, in pages of
     /// `limit` with continue tokens; the list's resource version is the one of the first page.
+    ///
+    /// A continue token names the last object of its page (as the API server's names the last
+    /// key read), so that objects deleted between pages do not shift the next one; it expires
+    /// with the changes the fake remembers (as the API server's with etcd's compaction): `410
+    /// Gone`, after which a client lists again from the start.
     pub(super) fn list(
         &self,
         resource: &ResourceKey,
@@ -325,32 +388,39 @@ impl Store {
         continue_token: Option<&str>,
     ) -> Result<Value, ApiError> {
         let kind = self.kind(resource)?;
-        let (revision, offset) = match continue_token {
-            Some(token) => token
-                .split_once('/')
-                .and_then(|(revision, offset)| Some((revision.parse().ok()?, offset.parse().ok()?)))
-                .ok_or_else(|| {
+        let (revision, after) = match continue_token {
+            Some(token) => {
+                let (revision, after) = parse_continue(token).ok_or_else(|| {
                     ApiError::bad_request(format!("invalid continue token {token:?}"))
-                })?,
-            None => (self.revision, 0),
+                })?;
+                if revision < self.compacted {
+                    return Err(ApiError::continue_expired());
+                }
+                (revision, Some(after))
+            }
+            None => (self.revision, None),
         };
-        let items: Vec<&Value> = self
+        let selected: Vec<(&ObjectKey, &Value)> = self
             .objects_in(resource, namespace)
-            .filter(|object| filter.matches(object))
+            .filter(|(key, _)| after.as_ref().is_none_or(|after| *key > after))
+            .filter(|(_, object)| filter.matches(object))
             .collect();
-        let end = match limit.filter(|limit| *limit > 0) {
-            Some(limit) => (offset + limit).min(items.len()),
-            None => items.len(),
-        };
+        let limit = limit.filter(|limit| *limit > 0).unwrap_or(usize::MAX);
+        let page = &selected[..limit.min(selected.len())];
         let mut metadata = json!({ "resourceVersion": revision.to_string() });
-        if end < items.len() {
-            metadata["continue"] = json!(format!("{revision}/{end}"));
+        if let (true, Some(((namespace, name), _))) = (page.len() < selected.len(), page.last()) {
+            metadata["continue"] = json!(format!("{revision}/{namespace}/{name}"));
+            metadata["remainingItemCount"] = json!(selected.len() - page.len());
         }
+        let items = page
+            .iter()
+            .map(|(_, object)| self.convert(resource, object))
+            .collect::<Result<Vec<Value>, ApiError>>()?;
         Ok(json!({
             "apiVersion": kind.api_version(),
             "kind": format!("{}List", kind.kind),
             "metadata": metadata,
-            "items": items.get(offset..end).unwrap_or_default(),
+            "items": items,
         }))
     }
 
@@ -376,9 +446,9 @@ impl Store {
         };
         match since {
             Since::Now | Since::InitialEvents => {
-                for object in self.objects_in(resource, namespace) {
+                for (_, object) in self.objects_in(resource, namespace) {
                     if watcher.filter.matches(object) {
-                        send(event_line("ADDED", object));
+                        send(self.event_line(resource, "ADDED", object));
                     }
                 }
                 if since == Since::InitialEvents {
@@ -401,8 +471,8 @@ impl Store {
             }
             Since::Revision(revision) => {
                 for change in self.history.iter().filter(|c| c.revision > revision) {
-                    if let Some(line) = watcher.event(change) {
-                        send(line);
+                    if let Some(type_) = watcher.event_type(change) {
+                        send(self.event_line(resource, type_, &change.object));
                     }
                 }
             }
@@ -476,13 +546,15 @@ impl Store {
             namespace,
             dry_run,
         };
-        let object = self.admit(&kind, caller, &request, object, None)?;
+        let mut object = self.admit(&kind, caller, &request, object, None)?;
+        self.prepare_crd(&kind, scope, &mut object, None)?;
         let mut managers = Managers::default();
         managers.record_update(&kind, scope, manager, None, &object);
-        Ok(self.insert_new(&kind, key, object, managers, dry_run))
+        self.insert_new(&kind, key, object, managers, dry_run)
     }
 
-    /// Sets what the API server sets on a new object, and stores it.
+    /// Sets what the API server sets on a new object, and stores it in the storage version;
+    /// returns it in the version of `kind`.
     fn insert_new(
         &mut self,
         kind: &Kind,
@@ -490,7 +562,7 @@ impl Store {
         mut object: Value,
         managers: Managers,
         dry_run: bool,
-    ) -> Value {
+    ) -> Result<Value, ApiError> {
         self.serial += 1;
         let metadata = object_field(&mut object, "metadata");
         for field in [
@@ -508,9 +580,12 @@ impl Store {
         metadata.insert("creationTimestamp".into(), now());
         metadata.insert("generation".into(), json!(1));
         if dry_run {
-            return object;
+            return Ok(object);
         }
-        self.commit(kind, key, object, managers, None)
+        let object = self.to_storage(kind, object)?;
+        let stored = self.commit(kind, key, object, managers, None);
+        self.served_crd(kind, &stored);
+        self.convert(&kind.resource(), &stored)
     }
 
     /// Changes the object `name` as `write` says, and returns the answer's status (`201
@@ -529,6 +604,10 @@ impl Store {
         let (scope, manager, dry_run) = (caller.scope, caller.manager.clone(), caller.dry_run);
         let Some(stored) = self.stored(resource, &key) else {
             return match edit {
+                // An apply that names a `uid` is about that object: it does not create another.
+                Edit::Apply { config, .. } if has_uid(&config) => {
+                    Err(uid_conflict(&kind, name, &config, &Value::Null))
+                }
                 Edit::Apply { config, force } if scope == Scope::Main => {
                     let object = self.create_by_apply(&kind, key, &caller, &config, force)?;
                     Ok((StatusCode::CREATED, object))
@@ -536,13 +615,15 @@ impl Store {
                 _ => Err(ApiError::not_found(&kind, name)),
             };
         };
-        let live = stored.value.clone();
+        let stored_live = stored.value.clone();
+        let live = self.convert(resource, &stored_live)?;
         let before = stored.managers.clone();
         let mut managers = before.clone();
         let object = match edit {
             Edit::Apply { config, force } => {
                 check_config(&kind, name, &config)?;
                 check_resource_version(&kind, name, &config, &live)?;
+                check_uid(&kind, name, &config, &live)?;
                 let mut object = managers
                     .apply(&kind, scope, &manager, &live, &config, force)
                     .map_err(|conflicts| {
@@ -577,6 +658,7 @@ impl Store {
                     Edit::Apply { .. } => unreachable!("handled above"),
                 };
                 check_resource_version(&kind, name, &object, &live)?;
+                check_uid(&kind, name, &object, &live)?;
                 let mut object = scoped(&kind, scope, &live, object);
                 keep_system_metadata(&live, &mut object)?;
                 managers.record_update(&kind, scope, &manager, Some(&live), &object);
@@ -592,6 +674,7 @@ impl Store {
             dry_run,
         };
         let mut object = self.admit(&kind, &caller, &request, object, Some(&live))?;
+        self.prepare_crd(&kind, scope, &mut object, Some(&live))?;
         if live["metadata"]["deletionTimestamp"].is_string() {
             let old = finalizers(&live);
             if finalizers(&object).iter().any(|f| !old.contains(f)) {
@@ -606,18 +689,23 @@ impl Store {
             let generation = live["metadata"]["generation"].as_i64().unwrap_or(0);
             object["metadata"]["generation"] = json!(generation + 1);
         }
+        // As the API server compares the object it would store with the one stored, byte for
+        // byte in the storage version: a write that changes nothing is not stored, but the same
+        // object is when it is stored in another version than the storage version (this is what
+        // storage version migrations rely on).
         if without_managed_fields(&object) == without_managed_fields(&live)
             && managers.same_as(&before)
+            && self.in_storage_version(resource, &stored_live)
         {
             return Ok((StatusCode::OK, live));
         }
         if dry_run {
             return Ok((StatusCode::OK, object));
         }
-        Ok((
-            StatusCode::OK,
-            self.commit(&kind, key, object, managers, Some(live)),
-        ))
+        let object = self.to_storage(&kind, object)?;
+        let stored = self.commit(&kind, key, object, managers, Some(stored_live));
+        self.served_crd(&kind, &stored);
+        Ok((StatusCode::OK, self.convert(resource, &stored)?))
     }
 
     /// A server-side apply to an object that does not exist yet creates it.
@@ -651,8 +739,9 @@ impl Store {
             namespace: kind.namespaced.then_some(namespace.as_str()),
             dry_run,
         };
-        let object = self.admit(kind, caller, &request, object, None)?;
-        Ok(self.insert_new(kind, key, object, managers, dry_run))
+        let mut object = self.admit(kind, caller, &request, object, None)?;
+        self.prepare_crd(kind, Scope::Main, &mut object, None)?;
+        self.insert_new(kind, key, object, managers, dry_run)
     }
 
     /// Deletes an object: at once without finalizers (then its dependents too, unless
@@ -673,7 +762,9 @@ impl Store {
         let Some(stored) = self.stored(resource, &key) else {
             return Err(ApiError::not_found(&kind, name));
         };
-        let live = stored.value.clone();
+        let stored_live = stored.value.clone();
+        let managers = stored.managers.clone();
+        let live = self.convert(resource, &stored_live)?;
         for (precondition, field) in [("uid", "uid"), ("resourceVersion", "resourceVersion")] {
             if let Some(expected) = options["preconditions"][precondition].as_str()
                 && live["metadata"][field].as_str() != Some(expected)
@@ -705,8 +796,9 @@ impl Store {
             if dry_run {
                 return Ok(object);
             }
-            let managers = stored.managers.clone();
-            return Ok(self.commit(&kind, key, object, managers, Some(live)));
+            let object = self.to_storage(&kind, object)?;
+            let stored = self.commit(&kind, key, object, managers, Some(stored_live));
+            return self.convert(resource, &stored);
         }
         let orphan =
             options["propagationPolicy"] == "Orphan" || options["orphanDependents"] == true;
@@ -727,8 +819,9 @@ impl Store {
         }))
     }
 
-    /// Stores `object` at a new resource version and tells the watches; an object being deleted
-    /// that has no finalizers left is removed instead.
+    /// Stores `object` (in the storage version: [`Store::to_storage`]) at a new resource version
+    /// and tells the watches; an object being deleted that has no finalizers left is removed
+    /// instead. Returns the object as stored.
     fn commit(
         &mut self,
         kind: &Kind,
@@ -745,7 +838,7 @@ impl Store {
         } else {
             metadata.insert("managedFields".into(), managers.render(&kind.api_version()));
         }
-        let resource = kind.resource();
+        let resource = kind.resource().storage();
         if object["metadata"]["deletionTimestamp"].is_string() && finalizers(&object).is_empty() {
             self.objects
                 .entry(resource.clone())
@@ -789,7 +882,7 @@ impl Store {
 
     /// Removes an object for good.
     fn remove(&mut self, kind: &Kind, key: &ObjectKey, orphan: bool) {
-        let resource = kind.resource();
+        let resource = kind.resource().storage();
         let Some(stored) = self.objects.get_mut(&resource).and_then(|o| o.remove(key)) else {
             return;
         };
@@ -832,22 +925,39 @@ impl Store {
                 }
             }
         }
-        for (resource, (namespace, name)) in dependents {
+        for (storage, (namespace, name)) in dependents {
+            let Some(resource) = self.served(&storage) else {
+                continue;
+            };
             let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
             // Gone already (a dependent of an earlier dependent) is fine.
             let _ = self.delete(&resource, namespace, &name, &json!({}), false, None);
         }
     }
 
-    /// Sends `change` to the watches that see it, and keeps it for watches to come.
+    /// Sends `change` to the watches that see it, each in its version, and keeps it for
+    /// watches to come.
     fn record(&mut self, change: Change) {
-        self.watchers
-            .retain(|watcher| match watcher.event(&change) {
-                Some(line) => watcher.sender.send(line).is_ok(),
-                None => !watcher.sender.is_closed(),
-            });
+        let mut watchers = std::mem::take(&mut self.watchers);
+        watchers.retain(|watcher| match watcher.event_type(&change) {
+            Some(type_) => {
+                let line = self.event_line(&watcher.resource, type_, &change.object);
+                watcher.sender.send(line).is_ok()
+            }
+            None => !watcher.sender.is_closed(),
+        });
+        self.watchers = watchers;
         self.history.push_back(change);
         self.trim_history();
+    }
+
+    /// The line of a watch of `resource` for an event about `object` (as stored): the object
+    /// converted to the watch's version, or the error of the conversion.
+    fn event_line(&self, resource: &ResourceKey, type_: &str, object: &Value) -> Bytes {
+        match self.convert(resource, object) {
+            Ok(object) => event_line(type_, &object),
+            Err(error) => event_line("ERROR", &error.status()),
+        }
     }
 
     fn trim_history(&mut self) {
@@ -1000,6 +1110,15 @@ fn validate(
     Ok(errors)
 }
 
+/// The resource version and the last object (namespace and name) of a continue token.
+fn parse_continue(token: &str) -> Option<(u64, ObjectKey)> {
+    let mut parts = token.splitn(3, '/');
+    let revision = parts.next()?.parse().ok()?;
+    let namespace = parts.next()?.to_owned();
+    let name = parts.next()?.to_owned();
+    Some((revision, (namespace, name)))
+}
+
 /// Now, as the API server writes timestamps.
 fn now() -> Value {
     serde_json::to_value(Time(Timestamp::now())).expect("times serialize")
@@ -1099,6 +1218,29 @@ fn check_resource_version(
         }
         _ => Ok(()),
     }
+}
+
+fn has_uid(object: &Value) -> bool {
+    object["metadata"]["uid"]
+        .as_str()
+        .is_some_and(|uid| !uid.is_empty())
+}
+
+/// A write that names a `uid` requires the object to have it (the API server's precondition).
+fn check_uid(kind: &Kind, name: &str, object: &Value, live: &Value) -> Result<(), ApiError> {
+    if has_uid(object) && object["metadata"]["uid"] != live["metadata"]["uid"] {
+        return Err(uid_conflict(kind, name, object, live));
+    }
+    Ok(())
+}
+
+fn uid_conflict(kind: &Kind, name: &str, object: &Value, live: &Value) -> ApiError {
+    let why = format!(
+        "Precondition failed: UID in precondition: {}, UID in object meta: {}",
+        object["metadata"]["uid"].as_str().unwrap_or_default(),
+        live["metadata"]["uid"].as_str().unwrap_or_default()
+    );
+    ApiError::conflict(kind, name, &why)
 }
 
 /// What a write of `scope` may change: with a status subresource, writes to the object keep

@@ -5,6 +5,7 @@ mod cache;
 mod controller;
 mod objects;
 mod verdicts;
+mod versions;
 mod watch;
 
 use std::collections::BTreeMap;
