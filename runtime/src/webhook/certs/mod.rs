@@ -1,0 +1,502 @@
+//! Certificates the manager makes and rotates itself, for clusters without cert-manager: the
+//! `--webhook-certs=self-signed` mode of the webhook server.
+//!
+//! Every replica of the manager runs [`SelfSignedCertificates`]. A pass ([`SelfSignedCertificates::reconcile`]) reads
+//! the Secret `--webhook-cert-secret` and:
+//!
+//! 1. creates a CA and a serving certificate for the webhook Service
+//!    (`<service>.<namespace>.svc` and `<service>.<namespace>.svc.cluster.local`) when the
+//!    Secret has none, keeps them while they are good, renews the serving certificate when it
+//!    enters its rotation window, and replaces the CA before it expires, keeping the old CA in
+//!    the bundle until it has expired (the rules are in `plan.rs`);
+//! 2. writes the Secret only when that changes something, with optimistic concurrency, so that
+//!    of replicas racing to write it exactly one wins and all serve the winner's certificates
+//!    (the protocol is in `secret.rs`);
+//! 3. serves the Secret's serving certificate from the next TLS handshake on
+//!    ([`ServingCertResolver`]: no restart, no request in flight dropped);
+//! 4. sets the Secret's CA bundle as the `caBundle` of the project's webhook configurations and
+//!    CRD conversion webhooks (`inject.rs`).
+//!
+//! A new CA signs serving certificates only once every `caBundle` has carried it for
+//! [`Settings::trust_delay`]: until then the old CA's serving certificate is kept. So no
+//! admission or conversion call fails across a rotation: the API server always trusts the
+//! certificate every replica serves.
+//!
+//! [`SelfSignedCertificates::run`] makes a pass at once, whenever the Secret or one of those
+//! objects changes (a watch on each, by name: a configuration re-applied without its
+//! `caBundle` gets it back within a second, and an idle manager re-reads nothing), when a
+//! certificate enters its rotation window, and every [`Settings::resync_interval`] in case a
+//! watch missed something.
+//!
+//! # The Secret
+//!
+//! One `kubernetes.io/tls` Secret holds `tls.crt` and `tls.key` (the serving certificate and
+//! key), `ca.crt` (the CA bundle: the signing CA first, then older ones until they expire) and
+//! `ca.key` (the signing CA's key). The CA key lives in the same Secret on purpose: the CA is
+//! trusted by nothing but this operator's own `caBundle`s, so whoever can read the Secret can
+//! already impersonate the webhooks with `tls.key`, and the CA key lets them do nothing more.
+//! One Secret is one object to write atomically (a CA and the certificate it signs never
+//! disagree), to grant, and to watch. (Gatekeeper's cert-controller keeps the same four keys in
+//! one Secret.)
+//!
+//! # RBAC
+//!
+//! [`rbac_rules`] gives the rules the manager needs for exactly these objects, by name.
+
+mod inject;
+mod pki;
+mod plan;
+mod rbac;
+mod resolver;
+mod secret;
+
+#[cfg(test)]
+mod tests;
+
+use std::pin::pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use futures::stream::{self, BoxStream};
+use futures::{FutureExt as _, StreamExt as _};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Api, Client, Resource};
+use rustls::pki_types::CertificateDer;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+pub use inject::{FIELD_MANAGER, InjectError, Targets};
+pub use pki::PkiError;
+pub use plan::Material;
+pub use rbac::{CertsRbac, rbac_rules};
+pub use resolver::{InvalidServingCert, ServingCertResolver};
+pub use secret::{CA_BUNDLE_KEY, CA_KEY_KEY, CERT_KEY, KEY_KEY, material_of};
+
+/// The default of `--webhook-cert-secret`: cert-manager's Secret in kubebuilder's layout (which
+/// kustomize prefixes with the project's name).
+pub const DEFAULT_SECRET_NAME: &str = "webhook-server-cert";
+
+/// How long a pass waits after a failure before it tries again.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// What the manager needs to know for its own certificates: where to keep them, who they are
+/// for, where the CA goes, and how long they live. `--webhook-*` flags set each (see
+/// `manager::flags`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The Secret that holds the certificates (`--webhook-cert-secret`).
+    pub secret_name: String,
+    /// Its namespace: the manager's (`--webhook-cert-secret-namespace`).
+    pub secret_namespace: String,
+    /// The Service in front of the webhook server (`--webhook-service-name`).
+    pub service_name: String,
+    /// Its namespace (`--webhook-service-namespace`).
+    pub service_namespace: String,
+    /// Where the CA bundle goes.
+    pub targets: Targets,
+    /// How long a CA is valid (`--webhook-ca-validity`).
+    pub ca_validity: Duration,
+    /// How long before a CA expires the next one is made (`--webhook-ca-rotation-window`).
+    pub ca_rotation_window: Duration,
+    /// How long a serving certificate is valid (`--webhook-cert-validity`); never longer than
+    /// its CA.
+    pub cert_validity: Duration,
+    /// How long before a serving certificate expires it is renewed
+    /// (`--webhook-cert-rotation-window`).
+    pub cert_rotation_window: Duration,
+    /// How long every `caBundle` must have carried a new CA before it signs the serving
+    /// certificate: the time the API server takes to see a changed webhook configuration or CRD
+    /// (its informers, well under a second), with a margin.
+    pub trust_delay: Duration,
+    /// How often a pass runs when nothing changes, in case a watch missed an event.
+    pub resync_interval: Duration,
+}
+
+impl Settings {
+    /// The default validity of a CA: ten years, as Gatekeeper's cert-controller.
+    pub const DEFAULT_CA_VALIDITY: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
+    /// The default CA rotation window: a year.
+    pub const DEFAULT_CA_ROTATION_WINDOW: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+    /// The default validity of a serving certificate: 90 days, as cert-manager's.
+    pub const DEFAULT_CERT_VALIDITY: Duration = Duration::from_secs(90 * 24 * 60 * 60);
+    /// The default serving certificate rotation window: 30 days, as cert-manager's (a third).
+    pub const DEFAULT_CERT_ROTATION_WINDOW: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+    /// The default [`Settings::trust_delay`].
+    pub const DEFAULT_TRUST_DELAY: Duration = Duration::from_secs(10);
+    /// The default [`Settings::resync_interval`].
+    pub const DEFAULT_RESYNC_INTERVAL: Duration = Duration::from_secs(5 * 60);
+
+    /// Settings with the defaults above, for the Secret `secret_name` and the Service
+    /// `service_name`, both in `namespace`, and no targets yet.
+    pub fn new(namespace: &str, secret_name: &str, service_name: &str) -> Self {
+        Self {
+            secret_name: secret_name.to_owned(),
+            secret_namespace: namespace.to_owned(),
+            service_name: service_name.to_owned(),
+            service_namespace: namespace.to_owned(),
+            targets: Targets::default(),
+            ca_validity: Self::DEFAULT_CA_VALIDITY,
+            ca_rotation_window: Self::DEFAULT_CA_ROTATION_WINDOW,
+            cert_validity: Self::DEFAULT_CERT_VALIDITY,
+            cert_rotation_window: Self::DEFAULT_CERT_ROTATION_WINDOW,
+            trust_delay: Self::DEFAULT_TRUST_DELAY,
+            resync_interval: Self::DEFAULT_RESYNC_INTERVAL,
+        }
+    }
+
+    /// The names the serving certificate is for: the Service's, as the API server calls it.
+    pub fn dns_names(&self) -> Vec<String> {
+        let host = format!("{}.{}.svc", self.service_name, self.service_namespace);
+        vec![host.clone(), format!("{host}.cluster.local")]
+    }
+
+    /// Checks the settings make sense together: names given, each rotation window shorter than
+    /// its validity, and the CA's window longer than the serving certificate's (a new CA must be
+    /// trusted before the serving certificate it will sign is due).
+    pub fn validate(&self) -> Result<(), CertsError> {
+        let invalid = |reason: String| Err(CertsError::Settings(reason));
+        for (flag, value) in [
+            ("--webhook-cert-secret", &self.secret_name),
+            ("--webhook-cert-secret-namespace", &self.secret_namespace),
+            ("--webhook-service-name", &self.service_name),
+            ("--webhook-service-namespace", &self.service_namespace),
+        ] {
+            if value.is_empty() {
+                return invalid(format!("{flag} must not be empty"));
+            }
+        }
+        let windows = [
+            (
+                "--webhook-ca-rotation-window",
+                self.ca_rotation_window,
+                "--webhook-ca-validity",
+                self.ca_validity,
+            ),
+            (
+                "--webhook-cert-rotation-window",
+                self.cert_rotation_window,
+                "--webhook-cert-validity",
+                self.cert_validity,
+            ),
+            (
+                "--webhook-cert-rotation-window",
+                self.cert_rotation_window,
+                "--webhook-ca-rotation-window",
+                self.ca_rotation_window,
+            ),
+        ];
+        for (shorter, short, longer, long) in windows {
+            if short.is_zero() || short >= long {
+                return invalid(format!(
+                    "{shorter} ({short:?}) must be more than 0 and less than {longer} ({long:?})"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn policy(&self) -> plan::Policy {
+        plan::Policy {
+            service: self.service_name.clone(),
+            dns_names: self.dns_names(),
+            ca_validity: self.ca_validity,
+            ca_rotation_window: self.ca_rotation_window,
+            cert_validity: self.cert_validity,
+            cert_rotation_window: self.cert_rotation_window,
+        }
+    }
+}
+
+/// What can go wrong with the self-signed certificates.
+#[derive(Debug, thiserror::Error)]
+pub enum CertsError {
+    /// The settings (flags) do not fit together.
+    #[error("invalid webhook certificate settings: {0}")]
+    Settings(String),
+    /// The Secret cannot be read or written.
+    #[error("cannot read or write the webhook certificate Secret {namespace}/{name}")]
+    Secret {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// What the API server said.
+        source: kube::Error,
+    },
+    /// Other writers won every race for the Secret.
+    #[error(
+        "the webhook certificate Secret {namespace}/{name} changed under every one of {attempts} attempts to write it"
+    )]
+    Contended {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// How many times it was read and written.
+        attempts: usize,
+    },
+    /// Certificates cannot be made.
+    #[error(transparent)]
+    Pki(#[from] PkiError),
+    /// The Secret's serving certificate cannot be served.
+    #[error("the webhook certificate Secret holds a serving certificate that cannot be served")]
+    Serve(#[from] InvalidServingCert),
+    /// The CA bundle cannot be put into an object.
+    #[error("cannot set the caBundle of {object}")]
+    Inject {
+        /// The object, as `kind/name`.
+        object: String,
+        /// Why.
+        source: Box<InjectError>,
+    },
+}
+
+/// Tells the time: [`SystemClock`] in the manager, a clock of their own in tests, so that a
+/// rotation months away is a test of milliseconds.
+pub trait Clock: Send + Sync + 'static {
+    /// The current time.
+    fn now(&self) -> SystemTime;
+}
+
+/// The system's clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+}
+
+/// The manager's own webhook certificates: see [the module](self).
+pub struct SelfSignedCertificates {
+    client: Client,
+    settings: Settings,
+    policy: plan::Policy,
+    clock: Arc<dyn Clock>,
+    resolver: Arc<ServingCertResolver>,
+    /// The first CA of the bundle, and since when every `caBundle` has carried it.
+    trusted_since: Mutex<Option<(CertificateDer<'static>, SystemTime)>>,
+}
+
+impl std::fmt::Debug for SelfSignedCertificates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SelfSignedCertificates")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one pass did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pass {
+    /// This replica wrote the Secret.
+    pub wrote: bool,
+    /// The webhook server serves a certificate it did not serve before.
+    pub reloaded: bool,
+    /// The objects whose `caBundle` this pass set, as `kind/name`.
+    pub injected: Vec<String>,
+    /// When the next pass is due at the latest.
+    pub next_pass: SystemTime,
+}
+
+impl SelfSignedCertificates {
+    /// The certificates of `settings`, kept with `client` (the manager's), on the system clock.
+    pub fn new(client: Client, settings: Settings) -> Result<Self, CertsError> {
+        settings.validate()?;
+        Ok(Self {
+            client,
+            policy: settings.policy(),
+            settings,
+            clock: Arc::new(SystemClock),
+            resolver: Arc::new(ServingCertResolver::new()),
+            trusted_since: Mutex::new(None),
+        })
+    }
+
+    /// The same, on `clock`.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// What the webhook server serves: the serving certificate of the last pass.
+    pub fn resolver(&self) -> Arc<ServingCertResolver> {
+        self.resolver.clone()
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// One pass (see [the module](self)): read the Secret, write it if the certificates must
+    /// change, serve its serving certificate, and set its CA bundle in every target. Fails when
+    /// one of those steps does; the certificate served stays the last good one.
+    pub async fn reconcile(&self) -> Result<Pass, CertsError> {
+        let now = self.clock.now();
+        let trusted = self.trusted(now);
+        let settings = &self.settings;
+        let stored = secret::reconcile(
+            &self.client,
+            &settings.secret_namespace,
+            &settings.secret_name,
+            &self.policy,
+            now,
+            trusted.as_ref(),
+        )
+        .await?;
+        let plan = stored.plan;
+        for change in &plan.changes {
+            tracing::info!(
+                secret = %settings.secret_name,
+                written = stored.wrote,
+                "webhook certificates: {}",
+                describe(*change)
+            );
+        }
+        let material = &plan.material;
+        let reloaded = self.resolver.set(&material.cert, &material.key)?;
+        if reloaded {
+            tracing::info!("serving the webhook certificate of the Secret");
+        }
+        let injected = inject::inject(&self.client, &settings.targets, &material.ca_bundle).await;
+        let signer = material.ca_certificates().into_iter().next();
+        let injected = match injected {
+            Ok(injected) => {
+                self.carried_everywhere(signer, now);
+                injected
+            }
+            Err(error) => {
+                self.carried_everywhere(None, now);
+                return Err(error);
+            }
+        };
+        for object in &injected.missing {
+            tracing::debug!(%object, "no such object: no caBundle to set");
+        }
+        if !injected.patched.is_empty() {
+            tracing::info!(objects = ?injected.patched, "set the webhook CA bundle");
+        }
+        let mut next_pass = plan.next_check.min(now + settings.resync_interval);
+        if plan.waiting_for_trust {
+            tracing::info!(
+                "a new webhook CA waits until every caBundle has carried it for {:?}",
+                settings.trust_delay
+            );
+            next_pass = next_pass.min(now + settings.trust_delay);
+        }
+        Ok(Pass {
+            wrote: stored.wrote,
+            reloaded,
+            injected: injected.patched,
+            next_pass,
+        })
+    }
+
+    /// The first CA of the bundle if every `caBundle` has carried it for the trust delay.
+    fn trusted(&self, now: SystemTime) -> Option<CertificateDer<'static>> {
+        let since = self
+            .trusted_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (ca, since) = since.as_ref()?;
+        let waited = now.duration_since(*since).unwrap_or_default();
+        (waited >= self.settings.trust_delay).then(|| ca.clone())
+    }
+
+    /// Records that every `caBundle` carries `ca` at `now` (or, with `None`, that this is not
+    /// known), keeping the earlier time when it is the same CA as before.
+    fn carried_everywhere(&self, ca: Option<CertificateDer<'static>>, now: SystemTime) {
+        let mut since = self
+            .trusted_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *since = match (since.take(), ca) {
+            (Some((previous, at)), Some(ca)) if previous == ca => Some((previous, at)),
+            (_, Some(ca)) => Some((ca, now)),
+            (_, None) => None,
+        };
+    }
+
+    /// Keeps the certificates until `shutdown`: a pass at once, then whenever the Secret or a
+    /// target changes, when the last pass says, and every resync interval (see [the
+    /// module](self)). A failed pass is logged and retried after a few seconds; the webhook
+    /// server goes on serving the last good certificate meanwhile.
+    pub async fn run(self, shutdown: CancellationToken) {
+        let mut changes = pin!(self.changes());
+        let mut next_pass = self.clock.now();
+        loop {
+            let wait = next_pass
+                .duration_since(self.clock.now())
+                .unwrap_or_default();
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+                Some(change) = changes.next() => {
+                    if let Err(error) = change {
+                        tracing::debug!(%error, "a watch of the webhook certificates' objects failed");
+                    }
+                    // One pass for a burst of changes (the watches' initial lists, own writes).
+                    while let Some(Some(_)) = changes.next().now_or_never() {}
+                }
+            }
+            next_pass = match self.reconcile().await {
+                Ok(pass) => pass.next_pass,
+                Err(error) => {
+                    let error = anyhow::Error::from(error);
+                    tracing::error!("webhook certificates: {error:#}; retrying in {RETRY_AFTER:?}");
+                    self.clock.now() + RETRY_AFTER
+                }
+            };
+        }
+    }
+
+    /// A change of the Secret or of a target, from a watch of each by name.
+    fn changes(&self) -> BoxStream<'static, Result<(), watcher::Error>> {
+        let settings = &self.settings;
+        let secret: Api<Secret> = Api::namespaced(self.client.clone(), &settings.secret_namespace);
+        let mut watches = vec![watch(secret, &settings.secret_name)];
+        let all = || self.client.clone();
+        for name in &settings.targets.mutating {
+            let api = Api::<MutatingWebhookConfiguration>::all(all());
+            watches.push(watch(api, name));
+        }
+        for name in &settings.targets.validating {
+            let api = Api::<ValidatingWebhookConfiguration>::all(all());
+            watches.push(watch(api, name));
+        }
+        for name in &settings.targets.crds {
+            watches.push(watch(Api::<CustomResourceDefinition>::all(all()), name));
+        }
+        stream::select_all(watches).boxed()
+    }
+}
+
+/// The changes of the object `name`: a watch whose field selector names it, which RBAC grants
+/// with a rule for that name only.
+fn watch<K>(api: Api<K>, name: &str) -> BoxStream<'static, Result<(), watcher::Error>>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
+    K::DynamicType: Default,
+{
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    watcher(api, config)
+        .default_backoff()
+        .map(|event| event.map(|_| ()))
+        .boxed()
+}
+
+fn describe(change: plan::Change) -> String {
+    match change {
+        plan::Change::DroppedExpiredCas => "removed expired CAs from the bundle".to_owned(),
+        plan::Change::NewCa(why) => format!("made a new CA: {why}"),
+        plan::Change::NewServingCert(why) => format!("made a new serving certificate: {why}"),
+    }
+}
