@@ -52,10 +52,14 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use crate::metrics::Metrics;
 use crate::metrics::server::{CertFiles, Options as MetricsOptions};
-use crate::webhook::{Webhook, WebhookServerConfig};
-pub use flags::Flags;
+use crate::webhook::certs::{SelfSignedCertificates, Settings as CertSettings, Targets};
+use crate::webhook::{ServerError, Webhook, WebhookServerConfig};
+pub use flags::{Flags, WebhookCerts};
 use health::Readiness;
 use leader::{LeaderElectionConfig, LeaderElectionError, LeaderElector};
 use namespaces::WatchNamespaces;
@@ -202,9 +206,20 @@ async fn run(
     }
 
     // The webhook server runs on every replica, leader or not.
-    let webhook_config = webhook_config(&flags);
-    let started = crate::webhook::start(&webhook_config, webhooks, &metrics, shutdown.clone());
-    if let Some(server) = started.context("cannot start the webhook server")? {
+    let server = match flags.webhook_certs {
+        WebhookCerts::Files => {
+            let webhook_config = webhook_config(&flags);
+            let started =
+                crate::webhook::start(&webhook_config, webhooks, &metrics, shutdown.clone());
+            started
+                .context("cannot start the webhook server")?
+                .map(FutureExt::boxed)
+        }
+        WebhookCerts::SelfSigned => {
+            start_self_signed(&flags, &client, webhooks, &metrics, &shutdown, &mut tasks).await?
+        }
+    };
+    if let Some(server) = server {
         tasks.spawn(async move {
             let result = server.await.map_err(anyhow::Error::from);
             ("webhook server".to_owned(), result)
@@ -302,6 +317,80 @@ fn leader_election_config(flags: &Flags) -> Result<LeaderElectionConfig, LeaderE
     };
     config.validate()?;
     Ok(config)
+}
+
+/// The webhook server of the self-signed mode (`--webhook-certs=self-signed`), when there are
+/// webhooks to serve: makes or reads the certificates first (so the first handshake has one,
+/// and a missing RBAC rule fails the startup with its message), keeps them in a task of their
+/// own, and serves with them.
+async fn start_self_signed(
+    flags: &Flags,
+    client: &kube::Client,
+    webhooks: Vec<Webhook>,
+    metrics: &Metrics,
+    shutdown: &CancellationToken,
+    tasks: &mut JoinSet<TaskResult>,
+) -> anyhow::Result<Option<BoxFuture<'static, Result<(), ServerError>>>> {
+    if !crate::webhook::will_serve(&webhooks) {
+        return Ok(None);
+    }
+    let settings = self_signed_settings(flags)?;
+    let certificates = SelfSignedCertificates::new(client.clone(), settings)?;
+    certificates
+        .reconcile()
+        .await
+        .context("cannot set up the self-signed webhook certificates")?;
+    let resolver = certificates.resolver();
+    let stop = shutdown.clone();
+    tasks.spawn(async move {
+        certificates.run(stop).await;
+        ("webhook certificates".to_owned(), Ok(()))
+    });
+    let address = std::net::SocketAddr::from(([0, 0, 0, 0], flags.webhook_port));
+    let server = crate::webhook::start_with_resolver(
+        address,
+        flags.enable_http2,
+        resolver,
+        webhooks,
+        metrics,
+        shutdown.clone(),
+    )
+    .context("cannot start the webhook server")?;
+    Ok(Some(server.boxed()))
+}
+
+/// The settings of the self-signed webhook certificates from the flags, with the pod's
+/// namespace for the Secret and the Service unless flags name theirs.
+fn self_signed_settings(flags: &Flags) -> anyhow::Result<CertSettings> {
+    let namespace = |given: &Option<String>, flag: &str| match given {
+        Some(namespace) => Ok(namespace.clone()),
+        None => leader::pod_namespace().with_context(|| {
+            format!("the self-signed webhook certificates need {flag} out of a cluster")
+        }),
+    };
+    let secret_namespace = namespace(
+        &flags.webhook_cert_secret_namespace,
+        "--webhook-cert-secret-namespace",
+    )?;
+    let mut settings = CertSettings::new(
+        &secret_namespace,
+        &flags.webhook_cert_secret,
+        &flags.webhook_service_name,
+    );
+    settings.service_namespace = namespace(
+        &flags.webhook_service_namespace,
+        "--webhook-service-namespace",
+    )?;
+    settings.targets = Targets {
+        mutating: flags.webhook_mutating_configuration.clone(),
+        validating: flags.webhook_validating_configuration.clone(),
+        crds: flags.webhook_conversion_crd.clone(),
+    };
+    settings.ca_validity = flags.webhook_ca_validity;
+    settings.ca_rotation_window = flags.webhook_ca_rotation_window;
+    settings.cert_validity = flags.webhook_cert_validity;
+    settings.cert_rotation_window = flags.webhook_cert_rotation_window;
+    Ok(settings)
 }
 
 /// The webhook server settings from the flags.
