@@ -546,7 +546,7 @@ mod kubebuilder_compatibility {
 
         let flags = parse(&[
             "--webhook-certs=self-signed",
-            "--webhook-cert-secret=memcached-webhook-server-cert",
+            "--webhook-cert-secret=memcached-webhook-server-self-signed-cert",
             "--webhook-service-name=memcached-webhook-service",
             "--webhook-mutating-configuration=memcached-mutating-webhook-configuration",
             "--webhook-validating-configuration=memcached-validating-webhook-configuration",
@@ -556,7 +556,10 @@ mod kubebuilder_compatibility {
         ])
         .unwrap();
         assert_eq!(flags.webhook_certs, WebhookCerts::SelfSigned);
-        assert_eq!(flags.webhook_cert_secret, "memcached-webhook-server-cert");
+        assert_eq!(
+            flags.webhook_cert_secret,
+            "memcached-webhook-server-self-signed-cert"
+        );
         assert_eq!(flags.webhook_service_name, "memcached-webhook-service");
         assert_eq!(flags.webhook_cert_secret_namespace, None);
         assert_eq!(
@@ -570,7 +573,10 @@ mod kubebuilder_compatibility {
 
         // The flags' defaults are the runtime's.
         let defaults = parse(&[]).unwrap();
-        assert_eq!(defaults.webhook_cert_secret, "webhook-server-cert");
+        assert_eq!(
+            defaults.webhook_cert_secret,
+            "webhook-server-self-signed-cert"
+        );
         assert_eq!(defaults.webhook_service_name, "webhook-service");
         assert_eq!(defaults.webhook_ca_validity, Settings::DEFAULT_CA_VALIDITY);
         assert_eq!(

@@ -494,3 +494,62 @@ async fn shutdown_deadline(shutdown: &CancellationToken) {
     shutdown.cancelled().await;
     tokio::time::sleep(GRACEFUL_SHUTDOWN_TIMEOUT).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The self-signed mode's flags become its settings, as given.
+    #[test]
+    fn self_signed_settings_come_from_the_flags() {
+        let flags = Flags::try_parse_with(
+            "lease",
+            [
+                "manager",
+                "--webhook-certs=self-signed",
+                "--webhook-cert-secret=p-webhook-server-self-signed-cert",
+                "--webhook-cert-secret-namespace=p-system",
+                "--webhook-service-name=p-webhook-service",
+                "--webhook-service-namespace=p-system",
+                "--webhook-mutating-configuration=p-mutating-webhook-configuration",
+                "--webhook-validating-configuration=p-validating-webhook-configuration",
+                "--webhook-conversion-crd=widgets.example.com",
+                "--webhook-ca-validity=20m",
+                "--webhook-ca-rotation-window=8m",
+                "--webhook-cert-validity=5m",
+                "--webhook-cert-rotation-window=2m",
+            ],
+        )
+        .unwrap();
+        let settings = self_signed_settings(&flags).unwrap();
+        assert_eq!(
+            settings.dns_names(),
+            [
+                "p-webhook-service.p-system.svc",
+                "p-webhook-service.p-system.svc.cluster.local"
+            ]
+        );
+        assert_eq!(
+            (
+                settings.secret_namespace.as_str(),
+                settings.secret_name.as_str()
+            ),
+            ("p-system", "p-webhook-server-self-signed-cert")
+        );
+        assert_eq!(
+            settings.targets,
+            Targets {
+                mutating: vec!["p-mutating-webhook-configuration".to_owned()],
+                validating: vec!["p-validating-webhook-configuration".to_owned()],
+                crds: vec!["widgets.example.com".to_owned()],
+            }
+        );
+        assert_eq!(settings.ca_validity, Duration::from_secs(20 * 60));
+        assert_eq!(settings.ca_rotation_window, Duration::from_secs(8 * 60));
+        assert_eq!(settings.cert_validity, Duration::from_secs(5 * 60));
+        assert_eq!(settings.cert_rotation_window, Duration::from_secs(2 * 60));
+        assert!(settings.validate().is_ok());
+    }
+}

@@ -77,9 +77,11 @@ pub use rbac::{CertsRbac, rbac_rules};
 pub use resolver::{InvalidServingCert, ServingCertResolver};
 pub use secret::{CA_BUNDLE_KEY, CA_KEY_KEY, CERT_KEY, KEY_KEY, material_of};
 
-/// The default of `--webhook-cert-secret`: cert-manager's Secret in kubebuilder's layout (which
-/// kustomize prefixes with the project's name).
-pub const DEFAULT_SECRET_NAME: &str = "webhook-server-cert";
+/// The default of `--webhook-cert-secret` (kustomize prefixes it with the project's name). Not
+/// cert-manager's `webhook-server-cert`: a project that moves from cert-manager to this mode may
+/// still have cert-manager's Certificate in the cluster (`kubectl apply` prunes nothing), which
+/// would keep rewriting that Secret.
+pub const DEFAULT_SECRET_NAME: &str = "webhook-server-self-signed-cert";
 
 /// How long a pass waits after a failure before it tries again.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
@@ -495,7 +497,9 @@ where
 
 fn describe(change: plan::Change) -> String {
     match change {
-        plan::Change::DroppedExpiredCas => "removed expired CAs from the bundle".to_owned(),
+        plan::Change::DroppedCas => {
+            "removed expired or unusable certificates from the CA bundle".to_owned()
+        }
         plan::Change::NewCa(why) => format!("made a new CA: {why}"),
         plan::Change::NewServingCert(why) => format!("made a new serving certificate: {why}"),
     }

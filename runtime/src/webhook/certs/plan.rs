@@ -72,8 +72,8 @@ pub(super) struct Policy {
 /// What changed, for the logs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Change {
-    /// Expired CAs left the bundle.
-    DroppedExpiredCas,
+    /// Expired CAs, or certificates that are no CA's, left the bundle.
+    DroppedCas,
     /// A new CA signs from now on.
     NewCa(&'static str),
     /// A new serving certificate.
@@ -114,7 +114,7 @@ pub(super) fn plan(
         .filter(|(_, _, not_after)| *not_after > now)
         .collect();
     if bundle.len() != stored_cas.len() {
-        changes.push(Change::DroppedExpiredCas);
+        changes.push(Change::DroppedCas);
     }
 
     // Rule 2: the first CA signs, unless it has to be replaced.
@@ -358,7 +358,7 @@ mod tests {
         // Day 366: the old CA expired and leaves the bundle.
         now = start + 366 * DAY;
         let pruned = plan(&switched.material, &policy(), now, Some(&new_ca)).unwrap();
-        assert_eq!(pruned.changes, [Change::DroppedExpiredCas]);
+        assert_eq!(pruned.changes, [Change::DroppedCas]);
         assert_eq!(pruned.material.ca_certificates(), [new_ca]);
         assert_eq!(pruned.material.cert, switched.material.cert);
         assert!(accepted(&pruned.material, now));

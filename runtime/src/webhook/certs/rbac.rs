@@ -32,7 +32,7 @@ pub struct CertsRbac {
 /// ```
 /// use operator_rs_runtime::webhook::certs::{Settings, rbac_rules};
 ///
-/// let mut settings = Settings::new("memcached-system", "memcached-webhook-server-cert", "memcached-webhook-service");
+/// let mut settings = Settings::new("memcached-system", "memcached-webhook-server-self-signed-cert", "memcached-webhook-service");
 /// settings.targets.crds = vec!["memcacheds.cache.example.com".to_owned()];
 /// let rbac = rbac_rules(&settings);
 /// assert_eq!(rbac.namespace, "memcached-system");

@@ -26,7 +26,7 @@ use crate::webhook::{Defaulter, Denial, FailurePolicy, Registration, Webhook, We
 
 const HOUR: Duration = Duration::from_secs(60 * 60);
 const NAMESPACE: &str = "system";
-const SECRET: &str = "webhook-server-cert";
+const SECRET: &str = "webhook-server-self-signed-cert";
 const SERVICE: &str = "webhook-service";
 const MUTATING: &str = "mutating-webhook-configuration";
 const VALIDATING: &str = "validating-webhook-configuration";
