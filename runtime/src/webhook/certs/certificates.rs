@@ -178,7 +178,7 @@ impl SelfSignedCertificates {
 
     /// Keeps the certificates until `shutdown`: a pass at once, then whenever the Secret or a
     /// target changes, when the last pass says, and every resync interval (see [the
-    /// module](self)). A failed pass is logged and retried after a few seconds; the webhook
+    /// module](super)). A failed pass is logged and retried after a few seconds; the webhook
     /// server goes on serving the last good certificate meanwhile.
     pub async fn run(self, shutdown: CancellationToken) {
         let mut changes = pin!(self.changes());
