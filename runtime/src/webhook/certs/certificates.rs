@@ -792,6 +792,10 @@ mod tests {
             "a CA window no longer than the serving one"
         );
         let mut bad = settings();
+        bad.ca_validity = Duration::from_secs(u64::MAX / 2);
+        let error = bad.validate().unwrap_err().to_string();
+        assert!(error.contains("--webhook-ca-validity"), "{error}");
+        let mut bad = settings();
         bad.secret_name.clear();
         assert!(
             bad.validate()

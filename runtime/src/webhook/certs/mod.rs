@@ -173,6 +173,16 @@ impl Settings {
                 self.ca_rotation_window,
             ),
         ];
+        // X.509 dates end in 9999; far below that, a typo such as a missing unit is more likely.
+        const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+        for (flag, validity) in [
+            ("--webhook-ca-validity", self.ca_validity),
+            ("--webhook-cert-validity", self.cert_validity),
+        ] {
+            if validity > LONGEST {
+                return invalid(format!("{flag} ({validity:?}) must be at most 100 years"));
+            }
+        }
         for (shorter, short, longer, long) in windows {
             if short.is_zero() || short >= long {
                 return invalid(format!(
