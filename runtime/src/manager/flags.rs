@@ -127,6 +127,83 @@ pub struct Flags {
     #[arg(long, value_name = "FILE", default_value = "tls.key")]
     pub webhook_cert_key: String,
 
+    /// Where the webhook server's certificate comes from: `files` in --webhook-cert-path, which
+    /// cert-manager (or OLM) mounts (`cert-manager` is another name for it); or `self-signed`:
+    /// the manager makes a CA and a serving certificate itself, keeps them in the Secret
+    /// --webhook-cert-secret, renews them before they expire, and sets the CA as the `caBundle`
+    /// of the webhook configurations and CRDs named by the flags below.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = WebhookCerts::Files, env = "WEBHOOK_CERTS")]
+    pub webhook_certs: WebhookCerts,
+
+    /// With --webhook-certs=self-signed: the Secret that holds the certificates.
+    #[arg(long, value_name = "NAME", default_value = crate::webhook::certs::DEFAULT_SECRET_NAME, env = "WEBHOOK_CERT_SECRET")]
+    pub webhook_cert_secret: String,
+
+    /// With --webhook-certs=self-signed: the namespace of that Secret. Defaults to the pod's
+    /// namespace (from POD_NAMESPACE or the service account).
+    #[arg(long, value_name = "NAMESPACE", env = "WEBHOOK_CERT_SECRET_NAMESPACE")]
+    pub webhook_cert_secret_namespace: Option<String>,
+
+    /// With --webhook-certs=self-signed: the Service in front of the webhook server; the
+    /// certificate is for `<name>.<namespace>.svc` and `<name>.<namespace>.svc.cluster.local`.
+    #[arg(long, value_name = "NAME", default_value = crate::webhook::SERVICE_NAME, env = "WEBHOOK_SERVICE_NAME")]
+    pub webhook_service_name: String,
+
+    /// With --webhook-certs=self-signed: the namespace of that Service. Defaults to the pod's
+    /// namespace.
+    #[arg(long, value_name = "NAMESPACE", env = "WEBHOOK_SERVICE_NAMESPACE")]
+    pub webhook_service_namespace: Option<String>,
+
+    /// With --webhook-certs=self-signed: the MutatingWebhookConfigurations whose webhooks get
+    /// the CA bundle (repeat the flag, or separate names with commas).
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_delimiter = ',',
+        env = "WEBHOOK_MUTATING_CONFIGURATIONS"
+    )]
+    pub webhook_mutating_configuration: Vec<String>,
+
+    /// With --webhook-certs=self-signed: the ValidatingWebhookConfigurations whose webhooks get
+    /// the CA bundle.
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_delimiter = ',',
+        env = "WEBHOOK_VALIDATING_CONFIGURATIONS"
+    )]
+    pub webhook_validating_configuration: Vec<String>,
+
+    /// With --webhook-certs=self-signed: the CRDs (`<plural>.<group>`) whose conversion webhook
+    /// gets the CA bundle.
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_delimiter = ',',
+        env = "WEBHOOK_CONVERSION_CRDS"
+    )]
+    pub webhook_conversion_crd: Vec<String>,
+
+    /// With --webhook-certs=self-signed: how long the CA is valid.
+    #[arg(long, value_name = "DURATION", default_value = "87600h", value_parser = parse_go_duration, env = "WEBHOOK_CA_VALIDITY")]
+    pub webhook_ca_validity: Duration,
+
+    /// With --webhook-certs=self-signed: how long before the CA expires a new one is made (it
+    /// signs once every caBundle carries it; the old one stays in the bundles until it expires).
+    /// Must be longer than --webhook-cert-rotation-window.
+    #[arg(long, value_name = "DURATION", default_value = "8760h", value_parser = parse_go_duration, env = "WEBHOOK_CA_ROTATION_WINDOW")]
+    pub webhook_ca_rotation_window: Duration,
+
+    /// With --webhook-certs=self-signed: how long a serving certificate is valid (never longer
+    /// than its CA).
+    #[arg(long, value_name = "DURATION", default_value = "2160h", value_parser = parse_go_duration, env = "WEBHOOK_CERT_VALIDITY")]
+    pub webhook_cert_validity: Duration,
+
+    /// With --webhook-certs=self-signed: how long before a serving certificate expires it is
+    /// renewed.
+    #[arg(long, value_name = "DURATION", default_value = "720h", value_parser = parse_go_duration, env = "WEBHOOK_CERT_ROTATION_WINDOW")]
+    pub webhook_cert_rotation_window: Duration,
+
     /// How many objects each controller may reconcile at the same time (never the same object
     /// twice at once).
     #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..))]
@@ -213,6 +290,18 @@ impl Flags {
         let mut matches = command.try_get_matches_from(args)?;
         Self::from_arg_matches_mut(&mut matches)
     }
+}
+
+/// Where the webhook server's certificate comes from (`--webhook-certs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WebhookCerts {
+    /// PEM files in `--webhook-cert-path`, written by cert-manager (or OLM) into a mounted
+    /// Secret, re-read when they change.
+    #[value(alias = "cert-manager")]
+    Files,
+    /// Certificates the manager makes, keeps in a Secret, rotates, and puts into the caBundles
+    /// itself (`webhook::certs`).
+    SelfSigned,
 }
 
 /// How log lines are written.
@@ -503,6 +592,61 @@ mod kubebuilder_compatibility {
         assert_eq!(flags.webhook_cert_path, None);
         assert_eq!(flags.webhook_cert_name, "tls.crt");
         assert_eq!(flags.webhook_cert_key, "tls.key");
+        // Certificates from files stay the default: existing projects mount cert-manager's.
+        assert_eq!(flags.webhook_certs, WebhookCerts::Files);
+    }
+
+    #[test]
+    fn self_signed_webhook_certificates() {
+        use crate::webhook::certs::Settings;
+
+        let flags = parse(&[
+            "--webhook-certs=self-signed",
+            "--webhook-cert-secret=memcached-webhook-server-self-signed-cert",
+            "--webhook-service-name=memcached-webhook-service",
+            "--webhook-mutating-configuration=memcached-mutating-webhook-configuration",
+            "--webhook-validating-configuration=memcached-validating-webhook-configuration",
+            "--webhook-conversion-crd=memcacheds.cache.example.com,widgets.cache.example.com",
+            "--webhook-cert-validity=5m",
+            "--webhook-cert-rotation-window=2m",
+        ])
+        .unwrap();
+        assert_eq!(flags.webhook_certs, WebhookCerts::SelfSigned);
+        assert_eq!(
+            flags.webhook_cert_secret,
+            "memcached-webhook-server-self-signed-cert"
+        );
+        assert_eq!(flags.webhook_service_name, "memcached-webhook-service");
+        assert_eq!(flags.webhook_cert_secret_namespace, None);
+        assert_eq!(
+            flags.webhook_conversion_crd,
+            ["memcacheds.cache.example.com", "widgets.cache.example.com"]
+        );
+        assert_eq!(flags.webhook_cert_validity, Duration::from_secs(300));
+        assert_eq!(flags.webhook_cert_rotation_window, Duration::from_secs(120));
+        assert!(parse(&["--webhook-certs=cert-manager"]).is_ok());
+        assert!(parse(&["--webhook-certs=vault"]).is_err());
+
+        // The flags' defaults are the runtime's.
+        let defaults = parse(&[]).unwrap();
+        assert_eq!(
+            defaults.webhook_cert_secret,
+            "webhook-server-self-signed-cert"
+        );
+        assert_eq!(defaults.webhook_service_name, "webhook-service");
+        assert_eq!(defaults.webhook_ca_validity, Settings::DEFAULT_CA_VALIDITY);
+        assert_eq!(
+            defaults.webhook_ca_rotation_window,
+            Settings::DEFAULT_CA_ROTATION_WINDOW
+        );
+        assert_eq!(
+            defaults.webhook_cert_validity,
+            Settings::DEFAULT_CERT_VALIDITY
+        );
+        assert_eq!(
+            defaults.webhook_cert_rotation_window,
+            Settings::DEFAULT_CERT_ROTATION_WINDOW
+        );
     }
 
     #[test]

@@ -48,6 +48,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -55,8 +57,9 @@ use tokio_util::sync::CancellationToken;
 use crate::metrics::Metrics;
 use crate::metrics::server::{CertFiles, Options as MetricsOptions};
 use crate::migration::{self, StorageMigration, StorageMigrations};
-use crate::webhook::{Webhook, WebhookServerConfig};
-pub use flags::Flags;
+use crate::webhook::certs::{SelfSignedCertificates, Settings as CertSettings, Targets};
+use crate::webhook::{ServerError, Webhook, WebhookServerConfig};
+pub use flags::{Flags, WebhookCerts};
 use health::Readiness;
 use leader::{LeaderElectionConfig, LeaderElectionError, LeaderElector};
 use namespaces::WatchNamespaces;
@@ -246,9 +249,20 @@ async fn run(
     }
 
     // The webhook server runs on every replica, leader or not.
-    let webhook_config = webhook_config(&flags);
-    let started = crate::webhook::start(&webhook_config, webhooks, &metrics, shutdown.clone());
-    if let Some(server) = started.context("cannot start the webhook server")? {
+    let server = match flags.webhook_certs {
+        WebhookCerts::Files => {
+            let webhook_config = webhook_config(&flags);
+            let started =
+                crate::webhook::start(&webhook_config, webhooks, &metrics, shutdown.clone());
+            started
+                .context("cannot start the webhook server")?
+                .map(FutureExt::boxed)
+        }
+        WebhookCerts::SelfSigned => {
+            start_self_signed(&flags, &client, webhooks, &metrics, &shutdown, &mut tasks).await?
+        }
+    };
+    if let Some(server) = server {
         tasks.spawn(async move {
             let result = server.await.map_err(anyhow::Error::from);
             ("webhook server".to_owned(), result)
@@ -346,6 +360,80 @@ fn leader_election_config(flags: &Flags) -> Result<LeaderElectionConfig, LeaderE
     };
     config.validate()?;
     Ok(config)
+}
+
+/// The webhook server of the self-signed mode (`--webhook-certs=self-signed`), when there are
+/// webhooks to serve: makes or reads the certificates first (so the first handshake has one,
+/// and a missing RBAC rule fails the startup with its message), keeps them in a task of their
+/// own, and serves with them.
+async fn start_self_signed(
+    flags: &Flags,
+    client: &kube::Client,
+    webhooks: Vec<Webhook>,
+    metrics: &Metrics,
+    shutdown: &CancellationToken,
+    tasks: &mut JoinSet<TaskResult>,
+) -> anyhow::Result<Option<BoxFuture<'static, Result<(), ServerError>>>> {
+    if !crate::webhook::will_serve(&webhooks) {
+        return Ok(None);
+    }
+    let settings = self_signed_settings(flags)?;
+    let certificates = SelfSignedCertificates::new(client.clone(), settings)?;
+    certificates
+        .reconcile()
+        .await
+        .context("cannot set up the self-signed webhook certificates")?;
+    let resolver = certificates.resolver();
+    let stop = shutdown.clone();
+    tasks.spawn(async move {
+        certificates.run(stop).await;
+        ("webhook certificates".to_owned(), Ok(()))
+    });
+    let address = std::net::SocketAddr::from(([0, 0, 0, 0], flags.webhook_port));
+    let server = crate::webhook::start_with_resolver(
+        address,
+        flags.enable_http2,
+        resolver,
+        webhooks,
+        metrics,
+        shutdown.clone(),
+    )
+    .context("cannot start the webhook server")?;
+    Ok(Some(server.boxed()))
+}
+
+/// The settings of the self-signed webhook certificates from the flags, with the pod's
+/// namespace for the Secret and the Service unless flags name theirs.
+fn self_signed_settings(flags: &Flags) -> anyhow::Result<CertSettings> {
+    let namespace = |given: &Option<String>, flag: &str| match given {
+        Some(namespace) => Ok(namespace.clone()),
+        None => leader::pod_namespace().with_context(|| {
+            format!("the self-signed webhook certificates need {flag} out of a cluster")
+        }),
+    };
+    let secret_namespace = namespace(
+        &flags.webhook_cert_secret_namespace,
+        "--webhook-cert-secret-namespace",
+    )?;
+    let mut settings = CertSettings::new(
+        &secret_namespace,
+        &flags.webhook_cert_secret,
+        &flags.webhook_service_name,
+    );
+    settings.service_namespace = namespace(
+        &flags.webhook_service_namespace,
+        "--webhook-service-namespace",
+    )?;
+    settings.targets = Targets {
+        mutating: flags.webhook_mutating_configuration.clone(),
+        validating: flags.webhook_validating_configuration.clone(),
+        crds: flags.webhook_conversion_crd.clone(),
+    };
+    settings.ca_validity = flags.webhook_ca_validity;
+    settings.ca_rotation_window = flags.webhook_ca_rotation_window;
+    settings.cert_validity = flags.webhook_cert_validity;
+    settings.cert_rotation_window = flags.webhook_cert_rotation_window;
+    Ok(settings)
 }
 
 /// The webhook server settings from the flags.
@@ -448,4 +536,63 @@ async fn supervise(
 async fn shutdown_deadline(shutdown: &CancellationToken) {
     shutdown.cancelled().await;
     tokio::time::sleep(GRACEFUL_SHUTDOWN_TIMEOUT).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The self-signed mode's flags become its settings, as given.
+    #[test]
+    fn self_signed_settings_come_from_the_flags() {
+        let flags = Flags::try_parse_with(
+            "lease",
+            [
+                "manager",
+                "--webhook-certs=self-signed",
+                "--webhook-cert-secret=p-webhook-server-self-signed-cert",
+                "--webhook-cert-secret-namespace=p-system",
+                "--webhook-service-name=p-webhook-service",
+                "--webhook-service-namespace=p-system",
+                "--webhook-mutating-configuration=p-mutating-webhook-configuration",
+                "--webhook-validating-configuration=p-validating-webhook-configuration",
+                "--webhook-conversion-crd=widgets.example.com",
+                "--webhook-ca-validity=20m",
+                "--webhook-ca-rotation-window=8m",
+                "--webhook-cert-validity=5m",
+                "--webhook-cert-rotation-window=2m",
+            ],
+        )
+        .unwrap();
+        let settings = self_signed_settings(&flags).unwrap();
+        assert_eq!(
+            settings.dns_names(),
+            [
+                "p-webhook-service.p-system.svc",
+                "p-webhook-service.p-system.svc.cluster.local"
+            ]
+        );
+        assert_eq!(
+            (
+                settings.secret_namespace.as_str(),
+                settings.secret_name.as_str()
+            ),
+            ("p-system", "p-webhook-server-self-signed-cert")
+        );
+        assert_eq!(
+            settings.targets,
+            Targets {
+                mutating: vec!["p-mutating-webhook-configuration".to_owned()],
+                validating: vec!["p-validating-webhook-configuration".to_owned()],
+                crds: vec!["widgets.example.com".to_owned()],
+            }
+        );
+        assert_eq!(settings.ca_validity, Duration::from_secs(20 * 60));
+        assert_eq!(settings.ca_rotation_window, Duration::from_secs(8 * 60));
+        assert_eq!(settings.cert_validity, Duration::from_secs(5 * 60));
+        assert_eq!(settings.cert_rotation_window, Duration::from_secs(2 * 60));
+        assert!(settings.validate().is_ok());
+    }
 }

@@ -78,10 +78,13 @@
 //! ```
 
 pub mod admission;
+pub mod certs;
 pub mod conversion;
 pub mod server;
 
 use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
@@ -181,16 +184,46 @@ fn start_if(
     metrics: &Metrics,
     shutdown: CancellationToken,
 ) -> Result<Option<impl Future<Output = Result<(), ServerError>> + Send + 'static>, ServerError> {
-    if !enabled {
-        tracing::info!("ENABLE_WEBHOOKS=false: not serving webhooks");
-        return Ok(None);
-    }
-    if webhooks.is_empty() {
-        tracing::debug!("no webhooks to serve");
+    if !serves(enabled, &webhooks) {
         return Ok(None);
     }
     let server = WebhookServer::bind(config, webhooks)?.with_metrics(&metrics.webhooks());
     Ok(Some(server.serve(shutdown)))
+}
+
+/// Whether the manager serves `webhooks`: they are [`enabled`] and there is at least one. In
+/// the self-signed mode the manager sets up its certificates only then.
+pub fn will_serve(webhooks: &[Webhook]) -> bool {
+    serves(enabled(), webhooks)
+}
+
+fn serves(enabled: bool, webhooks: &[Webhook]) -> bool {
+    if !enabled {
+        tracing::info!("ENABLE_WEBHOOKS=false: not serving webhooks");
+        return false;
+    }
+    if webhooks.is_empty() {
+        tracing::debug!("no webhooks to serve");
+        return false;
+    }
+    true
+}
+
+/// [`start`] for the self-signed mode ([`certs`]): listens on `address` and returns the future
+/// that serves `webhooks` with the certificate `certificates` holds at each handshake. Unlike
+/// [`start`], it always starts: the manager calls it only when [`will_serve`] says so, after
+/// making its certificates.
+pub fn start_with_resolver(
+    address: SocketAddr,
+    enable_http2: bool,
+    certificates: Arc<certs::ServingCertResolver>,
+    webhooks: Vec<Webhook>,
+    metrics: &Metrics,
+    shutdown: CancellationToken,
+) -> Result<impl Future<Output = Result<(), ServerError>> + Send + 'static, ServerError> {
+    let server = WebhookServer::bind_with_resolver(address, enable_http2, webhooks, certificates)?
+        .with_metrics(&metrics.webhooks());
+    Ok(server.serve(shutdown))
 }
 
 /// The name of the Service in front of the webhook server (`config/webhook/service.yaml`).

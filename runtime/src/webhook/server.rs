@@ -12,6 +12,10 @@
 //!   speaks only HTTP/1), because of the HTTP/2 "Stream Cancellation" and "Rapid Reset" CVEs.
 //! - Requests are limited to [`MAX_REQUEST_BYTES`]; bodies that are too large or not JSON are
 //!   answered with 413 or 400 and a message, never with a crash.
+//! - In the self-signed mode (`--webhook-certs=self-signed`) there are no files: the manager
+//!   makes and rotates the certificate itself, and the server gets it from a
+//!   [`ServingCertResolver`](super::certs::ServingCertResolver) at every handshake
+//!   ([`WebhookServer::bind_with_resolver`], see [`super::certs`]).
 //! - TLS uses rustls with the ring crypto provider, the one kube's client already uses.
 
 use std::collections::BTreeSet;
@@ -34,6 +38,7 @@ use axum_server::Handle;
 use axum_server::tls_rustls::RustlsConfig;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::ResolvesServerCert;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -149,6 +154,9 @@ pub enum ServerError {
         /// What is wrong with them.
         reason: String,
     },
+    /// rustls refused the TLS settings of a certificate resolver.
+    #[error("cannot set up TLS for the webhook server: {0}")]
+    InvalidResolver(String),
     /// Two webhooks want the same path, or a path is invalid.
     #[error("invalid webhook routes: {0}")]
     Routes(String),
@@ -174,8 +182,9 @@ pub struct WebhookServer {
     /// The paths the router serves webhooks on.
     paths: Vec<&'static str>,
     tls: RustlsConfig,
-    cert_files: CertFiles,
-    loaded: (Vec<u8>, Vec<u8>),
+    /// The certificate files and their contents as loaded, to reload them when they change;
+    /// `None` when a resolver provides the certificate.
+    files: Option<(CertFiles, Loaded)>,
     enable_http2: bool,
 }
 
@@ -193,22 +202,47 @@ impl WebhookServer {
         let loaded = cert_files.read()?;
         let tls_config = cert_files.server_config(&loaded, config.enable_http2)?;
         let tls = RustlsConfig::from_config(Arc::new(tls_config));
-        let bind_error = |source| ServerError::Bind {
-            address: config.address,
-            source,
-        };
-        let listener = TcpListener::bind(config.address).map_err(bind_error)?;
-        listener.set_nonblocking(true).map_err(bind_error)?;
-        let local_addr = listener.local_addr().map_err(bind_error)?;
+        let (listener, local_addr) = listen(config.address)?;
         Ok(WebhookServer {
             listener,
             local_addr,
             router,
             paths,
             tls,
-            cert_files,
-            loaded,
+            files: Some((cert_files, loaded)),
             enable_http2: config.enable_http2,
+        })
+    }
+
+    /// Like [`bind`](Self::bind), on `address`, with the certificate of each handshake from
+    /// `resolver` instead of files: the self-signed mode's
+    /// [`ServingCertResolver`](super::certs::ServingCertResolver), which swaps it when the
+    /// Secret changes. HTTP/2 as [`WebhookServerConfig::enable_http2`].
+    pub fn bind_with_resolver(
+        address: SocketAddr,
+        enable_http2: bool,
+        webhooks: Vec<Webhook>,
+        resolver: Arc<dyn ResolvesServerCert>,
+    ) -> Result<Self, ServerError> {
+        let paths = paths(&webhooks);
+        let router = router(webhooks)?;
+        let invalid = |reason: String| ServerError::InvalidResolver(reason);
+        let mut tls_config = rustls::ServerConfig::builder_with_provider(ring_provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|error| invalid(error.to_string()))?
+            .with_no_client_auth()
+            .with_cert_resolver(resolver);
+        tls_config.alpn_protocols = alpn_protocols(enable_http2);
+        let tls = RustlsConfig::from_config(Arc::new(tls_config));
+        let (listener, local_addr) = listen(address)?;
+        Ok(WebhookServer {
+            listener,
+            local_addr,
+            router,
+            paths,
+            tls,
+            files: None,
+            enable_http2,
         })
     }
 
@@ -236,13 +270,16 @@ impl WebhookServer {
         }
         tracing::info!(address = %self.local_addr, "serving webhooks");
         let serving = server.serve(self.router.into_make_service());
-        let reloading = reload_on_change(
-            self.tls,
-            self.cert_files,
-            self.loaded,
-            self.enable_http2,
-            CERT_RELOAD_INTERVAL,
-        );
+        let (tls, enable_http2) = (self.tls, self.enable_http2);
+        let reloading = async move {
+            match self.files {
+                Some((files, loaded)) => {
+                    reload_on_change(tls, files, loaded, enable_http2, CERT_RELOAD_INTERVAL).await
+                }
+                // The resolver swaps certificates itself.
+                None => std::future::pending().await,
+            }
+        };
         // Only `serving` ever completes; the other two run alongside it and stop with it.
         tokio::select! {
             served = serving => served.map_err(ServerError::Serve),
@@ -252,12 +289,39 @@ impl WebhookServer {
     }
 }
 
+/// Listens on `address`, for the server to accept connections from once it serves.
+fn listen(address: SocketAddr) -> Result<(TcpListener, SocketAddr), ServerError> {
+    let bind_error = |source| ServerError::Bind { address, source };
+    let listener = TcpListener::bind(address).map_err(bind_error)?;
+    listener.set_nonblocking(true).map_err(bind_error)?;
+    let local_addr = listener.local_addr().map_err(bind_error)?;
+    Ok((listener, local_addr))
+}
+
+/// The ring provider explicitly: kube's client uses it, and relying on the process-wide default
+/// would panic if a dependency ever enabled a second provider.
+fn ring_provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// The protocols ALPN offers: HTTP/2 only when enabled.
+fn alpn_protocols(enable_http2: bool) -> Vec<Vec<u8>> {
+    if enable_http2 {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    }
+}
+
 /// Starts the graceful shutdown of the server when `shutdown` is cancelled.
 async fn stop_on(shutdown: CancellationToken, handle: Handle<SocketAddr>) -> Infallible {
     shutdown.cancelled().await;
     handle.graceful_shutdown(Some(SHUTDOWN_GRACE));
     std::future::pending().await
 }
+
+/// The bytes of the certificate and key files as last read.
+type Loaded = (Vec<u8>, Vec<u8>);
 
 /// The certificate and key files.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -297,20 +361,13 @@ impl CertFiles {
         }
         let key = PrivateKeyDer::from_pem_slice(key)
             .map_err(|error| invalid(format!("cannot parse the private key: {error}")))?;
-        // The ring provider explicitly: kube's client uses it, and relying on the process-wide
-        // default would panic if a dependency ever enabled a second provider.
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        let mut config = rustls::ServerConfig::builder_with_provider(ring_provider())
             .with_safe_default_protocol_versions()
             .map_err(|error| invalid(error.to_string()))?
             .with_no_client_auth()
             .with_single_cert(chain, key)
             .map_err(|error| invalid(error.to_string()))?;
-        config.alpn_protocols = if enable_http2 {
-            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
-        } else {
-            vec![b"http/1.1".to_vec()]
-        };
+        config.alpn_protocols = alpn_protocols(enable_http2);
         Ok(config)
     }
 }

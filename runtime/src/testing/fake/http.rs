@@ -51,7 +51,7 @@ pub(super) async fn serve(
                 resource: route.resource.plural.clone(),
                 subresource: route.subresource.clone(),
                 namespace: route.namespace.clone(),
-                name: route.name.clone(),
+                name: route.name.clone().or_else(|| selected_name(verb, &query)),
             };
             if identity.allows(&attributes) {
                 let request = Incoming {
@@ -185,6 +185,22 @@ fn verb(method: &Method, route: Option<&Route>, query: &Query) -> Verb {
         _ if query.flag("watch") => Verb::Watch,
         _ => Verb::List,
     }
+}
+
+/// The object a list or watch selects by name (`fieldSelector=metadata.name=<name>`), which the
+/// API server's RBAC authorizes as a request for that name (its `RequestInfo`), so that a rule
+/// with `resourceNames` grants a watch of one object.
+fn selected_name(verb: Verb, query: &Query) -> Option<String> {
+    if !matches!(verb, Verb::List | Verb::Watch) {
+        return None;
+    }
+    // A term that requires exactly that name (`=` or `==`), as `RequiresExactMatch`.
+    let selector = query.get("fieldSelector")?;
+    selector.split(',').find_map(|term| {
+        let name = term.trim().strip_prefix("metadata.name=")?;
+        let name = name.strip_prefix('=').unwrap_or(name);
+        (!name.is_empty()).then(|| name.to_owned())
+    })
 }
 
 /// The query parameters of a request, decoded.
@@ -479,6 +495,28 @@ mod tests {
         assert_eq!(query.get("y"), None);
         assert_eq!(percent_decode("100%"), "100%");
         assert_eq!(percent_decode("%zz%41"), "%zzA");
+    }
+
+    /// As the API server's `RequestInfo`: a list or watch whose field selector requires one
+    /// name is a request for that name; anything else names nothing.
+    #[test]
+    fn lists_and_watches_of_one_name_name_it() {
+        let name = |verb, query: &str| selected_name(verb, &Query::parse(query));
+        let one = "fieldSelector=metadata.name%3Dcerts";
+        assert_eq!(name(Verb::Watch, one), Some("certs".to_owned()));
+        assert_eq!(name(Verb::List, one), Some("certs".to_owned()));
+        let twice = "fieldSelector=metadata.namespace%3Dns%2Cmetadata.name%3D%3Dcerts";
+        assert_eq!(name(Verb::List, twice), Some("certs".to_owned()));
+        assert_eq!(name(Verb::Create, one), None);
+        assert_eq!(
+            name(Verb::List, "fieldSelector=metadata.name%21%3Dcerts"),
+            None
+        );
+        assert_eq!(
+            name(Verb::List, "labelSelector=metadata.name%3Dcerts"),
+            None
+        );
+        assert_eq!(name(Verb::List, "fieldSelector=metadata.name%3D"), None);
     }
 
     #[test]

@@ -131,8 +131,13 @@ impl Kind {
 pub(super) type BuiltIn = (Kind, Check, fn() -> Arc<Schema>);
 
 /// The kinds every fake API server serves from the start: those an operator's controllers,
-/// leader election and Event recorder touch.
+/// leader election and Event recorder touch, and the webhook configurations and CRDs whose
+/// `caBundle` the webhooks' self-signed certificates set (as objects only: storing a CRD does
+/// not serve its kind, [`FakeApiServer::register_crd`](super::FakeApiServer::register_crd) does).
 pub(super) fn built_in() -> Vec<BuiltIn> {
+    use k8s_openapi::api::admissionregistration::v1::{
+        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    };
     use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
     use k8s_openapi::api::coordination::v1::Lease;
     use k8s_openapi::api::core::v1::{
@@ -164,6 +169,9 @@ pub(super) fn built_in() -> Vec<BuiltIn> {
         typed::<PersistentVolumeClaim>(),
         typed::<Namespace>(),
         typed::<Lease>(),
+        typed::<MutatingWebhookConfiguration>(),
+        typed::<ValidatingWebhookConfiguration>(),
+        typed::<CustomResourceDefinition>(),
     ]
 }
 

@@ -300,8 +300,11 @@ impl FakeApiServer {
     /// An empty API server that serves the built-in kinds an operator touches: apps/v1
     /// Deployments, StatefulSets, DaemonSets and ReplicaSets, events.k8s.io/v1 and core Events,
     /// core v1 ConfigMaps, Secrets, Pods, Services, ServiceAccounts, PersistentVolumeClaims and
-    /// Namespaces, and coordination.k8s.io/v1 Leases. Register custom resources with
-    /// [`FakeApiServer::register`] or [`FakeApiServer::register_crd`].
+    /// Namespaces, coordination.k8s.io/v1 Leases, and the admissionregistration.k8s.io/v1
+    /// webhook configurations and apiextensions.k8s.io/v1 CustomResourceDefinitions whose
+    /// `caBundle` the webhooks' self-signed certificates set (stored as objects: storing a CRD
+    /// serves no kind). Register custom resources with [`FakeApiServer::register`] or
+    /// [`FakeApiServer::register_crd`].
     pub fn new() -> Self {
         let mut store = Store::new(Self::DEFAULT_WATCH_WINDOW);
         for (kind, check, schema) in kinds::built_in() {

@@ -427,3 +427,75 @@ async fn dependents_are_garbage_collected_with_their_last_owner() {
         .collect();
     assert_eq!(left, ["shared"], "the other owner still holds it");
 }
+
+/// A Role for one Secret by name grants a list or watch that selects that name with a field
+/// selector (the API server authorizes it as a request for the name), and nothing wider.
+#[tokio::test]
+async fn a_rule_for_one_name_grants_the_watch_of_that_name_only() {
+    use k8s_openapi::api::core::v1::Secret;
+    use k8s_openapi::api::rbac::v1::PolicyRule;
+
+    use crate::testing::fake::Identity;
+
+    let fake = FakeApiServer::new();
+    let identity = Identity::service_account("ns", "reader").with_namespace_rules(
+        "ns",
+        vec![PolicyRule {
+            resource_names: Some(vec!["certs".to_owned()]),
+            ..crate::controller::rule(&[""], &["secrets"], &["get", "list", "watch"])
+        }],
+    );
+    let api = kube::Api::<Secret>::namespaced(fake.client_as(identity), "ns");
+    let named = ListParams::default().fields("metadata.name=certs");
+    assert!(api.list(&named).await.is_ok());
+    let watched = api
+        .watch(
+            &kube::api::WatchParams::default().fields("metadata.name=certs"),
+            "0",
+        )
+        .await;
+    assert!(watched.is_ok());
+    assert!(
+        api.list(&ListParams::default()).await.is_err(),
+        "every Secret"
+    );
+    let other = ListParams::default().fields("metadata.name=other");
+    assert!(api.list(&other).await.is_err(), "another name");
+    assert_eq!(fake.denials().len(), 2);
+}
+
+/// Webhook configurations and CRDs are stored as objects, whole (the caBundle the self-signed
+/// webhook certificates patch in included); storing a CRD serves no kind.
+#[tokio::test]
+async fn webhook_configurations_and_crds_are_stored_as_objects() {
+    use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+    let fake = FakeApiServer::new();
+    let client = fake.client();
+    let configuration: MutatingWebhookConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": "mutating"},
+        "webhooks": [{
+            "name": "m.kb.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+            "clientConfig": {"service": {"name": "svc", "namespace": "ns"}, "caBundle": "Y2E="},
+        }],
+    }))
+    .unwrap();
+    let api = kube::Api::<MutatingWebhookConfiguration>::all(client.clone());
+    let created = api
+        .create(&PostParams::default(), &configuration)
+        .await
+        .unwrap();
+    assert_eq!(created.webhooks, configuration.webhooks);
+
+    let mut crd = Widget::crd();
+    crd.metadata.resource_version = None;
+    let crds = kube::Api::<CustomResourceDefinition>::all(client.clone());
+    let stored = crds.create(&PostParams::default(), &crd).await.unwrap();
+    assert_eq!(stored.spec, crd.spec);
+    let widgets = kube::Api::<Widget>::namespaced(client, "default");
+    assert!(
+        widgets.list(&ListParams::default()).await.is_err(),
+        "not served"
+    );
+}
