@@ -1,6 +1,7 @@
 //! Every metric family docs/manager.md's table lists is one the manager's registry serves, and
 //! every family it serves is listed: once the code that records each family has run (a
-//! controller's reconciliations, the client's requests, leader election, the webhook server).
+//! controller's reconciliations, the client's requests, leader election, the webhook server, a
+//! storage version migration).
 //! The Grafana dashboards of operator-rs's plugin are checked against the same table
 //! (tests/grafana_dashboards.rs at the repository's root), so their queries hit what is served.
 
@@ -72,6 +73,14 @@ async fn served_series() -> BTreeSet<String> {
         &[registration.path],
         &metrics.webhooks(),
     );
+
+    // A storage version migration's families, as a pass over one kind records them.
+    let migration = metrics
+        .storage_migrations()
+        .resource("memcacheds.cache.example.com");
+    migration.set_remaining(1);
+    migration.migrated();
+    migration.finished(true);
 
     let text = metrics.encode().unwrap();
     let samples = text.lines().filter(|line| !line.starts_with('#'));
