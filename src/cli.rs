@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::boilerplate::License;
 use crate::plugins::ApiPluginArgs;
+use crate::project::WebhookCerts;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -574,6 +575,13 @@ pub struct CreateWebhookArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
     pub make: bool,
 
+    /// Where the webhooks' serving certificate comes from: `self-signed` (the manager makes,
+    /// renews and registers it itself; the cluster needs nothing else) or `cert-manager`
+    /// (kubebuilder's layout). Chosen with the project's first webhook (default self-signed);
+    /// `operator-rs edit --webhook-certs` switches a project's webhooks later.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub webhook_certs: Option<WebhookCerts>,
+
     #[command(flatten)]
     pub external: ExternalApiArgs,
 
@@ -770,6 +778,12 @@ pub struct EditArgs {
         allow_hyphen_values = true
     )]
     pub plugins: Vec<String>,
+
+    /// Where the webhooks' serving certificate comes from: `self-signed` (the manager's own) or
+    /// `cert-manager`. Rewrites config/ for every webhook of the project (or, without webhooks
+    /// yet, records the choice for the first one).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub webhook_certs: Option<WebhookCerts>,
 
     /// Overwrite config/ files that cannot be edited in place (kubebuilder's --force rewrites
     /// config/manager/manager.yaml).

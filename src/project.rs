@@ -59,9 +59,42 @@ pub struct Project {
     pub resources: Vec<Resource>,
     #[serde(default)]
     pub version: String,
+    /// Where the webhooks' serving certificate comes from (`create webhook --webhook-certs`,
+    /// `edit --webhook-certs`). Absent in kubebuilder's PROJECT files and in projects whose
+    /// webhooks predate the choice: those use cert-manager (see [`Project::certs_mode`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_certs: Option<WebhookCerts>,
     /// Keys this version does not know, kept verbatim.
     #[serde(flatten)]
     pub unknown: BTreeMap<String, Value>,
+}
+
+/// Where the webhooks' serving certificate, and the CA bundle the API server trusts it with,
+/// come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum WebhookCerts {
+    /// The manager makes a CA and the certificate, keeps them in a Secret, renews them and writes
+    /// the `caBundle`s itself (`--webhook-certs=self-signed`): the cluster needs nothing else.
+    SelfSigned,
+    /// cert-manager issues the certificate and injects the CA: kubebuilder's layout.
+    CertManager,
+}
+
+impl WebhookCerts {
+    /// The value as the flag and PROJECT spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SelfSigned => "self-signed",
+            Self::CertManager => "cert-manager",
+        }
+    }
+}
+
+impl std::fmt::Display for WebhookCerts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One `resources[]` entry: a group/version/kind and what was scaffolded for it.
@@ -178,6 +211,21 @@ fn string_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>,
 }
 
 impl Project {
+    /// Whether any kind has a webhook.
+    pub fn has_webhooks(&self) -> bool {
+        self.resources.iter().any(|r| {
+            r.webhooks
+                .as_ref()
+                .is_some_and(|w| w.defaulting || w.validation || w.conversion)
+        })
+    }
+
+    /// Where the webhooks' certificate comes from: as recorded, or cert-manager for a project
+    /// that recorded nothing (kubebuilder's, or webhooks older than the choice).
+    pub fn certs_mode(&self) -> WebhookCerts {
+        self.webhook_certs.unwrap_or(WebhookCerts::CertManager)
+    }
+
     /// Parses the text of a PROJECT file: YAML of the version "3" shape, from operator-rs or from
     /// another kubebuilder plugin (see [`Project::validate`] for what operator-rs can work on).
     pub fn parse(text: &str) -> Result<Self> {

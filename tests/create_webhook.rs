@@ -82,11 +82,60 @@ fn webhooks_sequence() {
     ] {
         assert!(project.contains(expected), "{expected:?} not in\n{project}");
     }
+    // The manager's own certificates, the default: no cert-manager, its RBAC by name.
+    assert!(
+        project.ends_with("webhookCerts: self-signed\n"),
+        "{project}"
+    );
     let default = read(&dir, "config/default/kustomization.yaml");
     for active in [
         "\n- ../crd\n",
         "\n- ../webhook\n",
+        "\n- ../webhook-certs\n",
+        "\n- path: manager_webhook_patch.yaml\n",
+        "\n#- ../certmanager\n",
+        "\n#replacements:\n",
+        "\n#         name: firstmates.crew.example.com\n",
+    ] {
+        assert!(default.contains(active), "{active:?} not in\n{default}");
+    }
+    assert!(!dir.join("config/certmanager").exists());
+    let patch = read(&dir, "config/default/manager_webhook_patch.yaml");
+    for arg in [
+        "--webhook-certs=self-signed",
+        "--webhook-cert-secret=crew-operator-webhook-server-cert",
+        "--webhook-service-name=crew-operator-webhook-service",
+        "--webhook-mutating-configuration=crew-operator-mutating-webhook-configuration",
+        "--webhook-validating-configuration=crew-operator-validating-webhook-configuration",
+        "--webhook-conversion-crd=firstmates.crew.example.com",
+    ] {
+        assert!(
+            patch.contains(&format!("value: {arg}\n")),
+            "{arg} not in\n{patch}"
+        );
+    }
+    let cluster_role = read(&dir, "config/webhook-certs/cluster_role.yaml");
+    for name in [
+        "  - crew-operator-mutating-webhook-configuration\n",
+        "  - crew-operator-validating-webhook-configuration\n",
+        "  - firstmates.crew.example.com\n",
+    ] {
+        assert!(cluster_role.contains(name), "{name} not in\n{cluster_role}");
+    }
+    let role = read(&dir, "config/webhook-certs/role.yaml");
+    assert!(
+        role.contains("  - crew-operator-webhook-server-cert\n"),
+        "{role}"
+    );
+
+    // cert-manager instead, for every webhook at once; and back, to the same bytes.
+    let self_signed = tree(&dir);
+    run(&dir, &["edit", "--webhook-certs=cert-manager"]);
+    let default = read(&dir, "config/default/kustomization.yaml");
+    for active in [
+        "\n- ../webhook\n",
         "\n- ../certmanager\n",
+        "\n#- ../webhook-certs\n",
         "\n- path: manager_webhook_patch.yaml\n",
         "\nreplacements:\n",
         "\n         kind: MutatingWebhookConfiguration\n",
@@ -98,6 +147,32 @@ fn webhooks_sequence() {
             "{active:?} not active in\n{default}"
         );
     }
+    assert!(
+        dir.join("config/certmanager/certificate-webhook.yaml")
+            .is_file()
+    );
+    assert!(!dir.join("config/webhook-certs").exists());
+    assert!(
+        read(&dir, "config/default/manager_webhook_patch.yaml")
+            .contains("secretName: webhook-server-cert")
+    );
+    assert!(read(&dir, "PROJECT").ends_with("webhookCerts: cert-manager\n"));
+    // A webhook added now is cert-manager's too, and the flag cannot split the project.
+    assert_refused(
+        &dir,
+        &argv(
+            "create webhook --group crew --version v1 --kind Sailor --defaulting --webhook-certs=self-signed",
+        ),
+        &[
+            "the project's webhooks get their certificates from cert-manager",
+            "edit --webhook-certs=self-signed",
+        ],
+    );
+    run(&dir, &["edit", "--webhook-certs=self-signed"]);
+    assert!(
+        tree(&dir) == self_signed,
+        "not the same tree after switching back"
+    );
     let crd = read(&dir, "config/crd/kustomization.yaml");
     assert!(
         crd.contains("\npatches:\n")

@@ -2,8 +2,10 @@
 //! controller watches its kind across the cluster, which the project's Role (in the manager's
 //! namespace) cannot grant: its rules (`RbacScope::Cluster` in its `CONTROLLER`) go to
 //! `manager-cluster-role`, which `make manifests` writes to `config/rbac/cluster_role.yaml`, and
-//! `config/rbac/cluster_role_binding.yaml` binds to the manager. `create api` adds the two files
-//! with the first such controller; `edit --namespaced` adds or removes them.
+//! `config/rbac/cluster_role_binding.yaml` binds to the manager. The storage migrations of the
+//! kinds with a conversion webhook need it too (they read the kind's CRD). `create api` adds the
+//! two files with the first such controller, `create webhook --conversion` with the first
+//! conversion; `edit --namespaced` adds or removes them.
 
 use std::path::Path;
 
@@ -67,6 +69,17 @@ pub(crate) fn note(kind: &str) -> String {
          rules, so `make manifests` writes them to the ClusterRole manager-cluster-role \
          (config/rbac/cluster_role.yaml), which grants exactly those"
     )
+}
+
+/// Whether a namespaced project needs the ClusterRole: a controller declares cluster-wide rules
+/// ([`any_cluster_controller`]), or a kind has a conversion webhook, whose storage migration reads
+/// the kind's CRD and rewrites its objects in every namespace.
+pub(crate) fn needed(root: &Path, project: &crate::project::Project) -> bool {
+    any_cluster_controller(root)
+        || project
+            .resources
+            .iter()
+            .any(|r| r.webhooks.as_ref().is_some_and(|w| w.conversion))
 }
 
 /// Whether a controller of the project declares cluster-wide rules (`RbacScope::Cluster`): the

@@ -14,6 +14,7 @@ pub mod generate;
 pub mod init;
 mod layout;
 pub mod version;
+mod webhook_certs;
 
 use std::borrow::Cow;
 use std::io::{Read as _, Write as _};
@@ -168,6 +169,7 @@ fn all_tables() -> Vec<&'static dyn crate::scaffold::table::Checked> {
         vec![&init::FILES, &generate::OLM_FILES, &catalog::FILES];
     tables.extend(create_api::tables());
     tables.extend(create_webhook::tables());
+    tables.extend(webhook_certs::tables());
     tables.extend(layout::tables());
     tables.extend(external_types::tables());
     tables.extend(cluster_rbac::tables());

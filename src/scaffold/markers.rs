@@ -414,9 +414,59 @@ pub fn uncomment(path: &str, text: &str, block: &str) -> Result<String> {
     )
 }
 
+/// The reverse of [`uncomment`]: comments out `block` (each line gets a `#`) in `text`, a no-op
+/// if it is commented out already; an error naming `path` if it is in neither form.
+pub fn comment(path: &str, text: &str, block: &str) -> Result<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let block: Vec<&str> = block.lines().map(str::trim_end).collect();
+    if block.is_empty() {
+        return Ok(text.to_string());
+    }
+    let find = |prefix: &str| {
+        lines.windows(block.len()).position(|window| {
+            window.iter().zip(&block).all(|(line, wanted)| {
+                line.trim_end()
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| rest == *wanted)
+            })
+        })
+    };
+    if let Some(at) = find("") {
+        let mut out = String::with_capacity(text.len() + block.len());
+        for (i, line) in lines.iter().enumerate() {
+            if i >= at && i < at + block.len() {
+                out.push('#');
+            }
+            out.push_str(line);
+        }
+        return Ok(out);
+    }
+    if find("#").is_some() {
+        return Ok(text.to_string());
+    }
+    bail!(
+        "{path} no longer contains the block `{}` (commented or not); remove it by hand",
+        block[0]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comment_is_the_reverse_of_uncomment() {
+        let text = "a:\n#- ../x\n#  y: 1\nb: 2\n";
+        let live = uncomment("k.yaml", text, "- ../x\n  y: 1").unwrap();
+        assert_eq!(live, "a:\n- ../x\n  y: 1\nb: 2\n");
+        assert_eq!(comment("k.yaml", &live, "- ../x\n  y: 1").unwrap(), text);
+        assert_eq!(comment("k.yaml", text, "- ../x\n  y: 1").unwrap(), text);
+        let err = comment("k.yaml", text, "- ../z").unwrap_err().to_string();
+        assert!(
+            err.contains("k.yaml no longer contains the block `- ../z`"),
+            "{err}"
+        );
+    }
 
     const MOD_RS: &str = "pub fn all() -> Vec<u8> {\n    vec![\n        // +operator-rs:scaffold:controllers\n    ]\n}\n";
 

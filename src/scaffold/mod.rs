@@ -9,6 +9,7 @@ pub mod line_endings;
 pub mod lock;
 pub mod markers;
 mod plan;
+pub mod rerender;
 pub mod rustfmt;
 pub mod table;
 #[cfg(test)]

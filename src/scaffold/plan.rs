@@ -389,6 +389,11 @@ impl Plan {
         self.edit_text(path, |text| markers::uncomment(path, text, block))
     }
 
+    /// Plans commenting out `block` in `path` (a no-op if it is commented out already).
+    pub fn comment(&mut self, path: &str, block: &str) -> Result<()> {
+        self.edit_text(path, |text| markers::comment(path, text, block))
+    }
+
     /// Plans an edit of an existing file (or of one planned earlier): `f` gets its text and
     /// returns the new text.
     pub fn edit(&mut self, path: &str, f: impl FnOnce(&str) -> Result<String>) -> Result<()> {

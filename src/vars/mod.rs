@@ -25,4 +25,4 @@ pub use api::{ApiVars, ControllerVars, TypesVars};
 pub use external::ExternalVars;
 pub use kind::{KindVars, Target};
 pub use project::{GroupVars, InitVars, ProjectVars, leader_election_id};
-pub use webhook::{SpecVars, SpokeVars, WebhookVars, WebhookVersionVars};
+pub use webhook::{SpecVars, SpokeVars, WebhookCertsVars, WebhookVars, WebhookVersionVars};

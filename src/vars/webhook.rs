@@ -75,3 +75,24 @@ pub struct WebhookVersionVars {
     /// The folder under `src/webhook/`.
     pub webhook_dir: String,
 }
+
+/// The files of the project's webhook certificates (`config/webhook-certs/`,
+/// `config/default/manager_webhook_patch.yaml`), rendered from PROJECT as a whole: every webhook
+/// of the project is in them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WebhookCertsVars {
+    #[serde(flatten)]
+    pub project: ProjectVars,
+    /// The manager makes the certificates itself (`--webhook-certs=self-signed`); else
+    /// cert-manager issues them.
+    pub self_signed: bool,
+    /// The Secret the manager keeps them in, as config/default names objects.
+    pub secret_name: String,
+    /// The MutatingWebhookConfiguration of config/webhook, as config/default names it, if a kind
+    /// has a defaulting webhook.
+    pub mutating_configuration: Option<String>,
+    /// The same for the ValidatingWebhookConfiguration and validating webhooks.
+    pub validating_configuration: Option<String>,
+    /// The CRDs with a conversion webhook: `<plural>.<group>`, sorted.
+    pub conversion_crds: Vec<String>,
+}

@@ -25,6 +25,13 @@ pub fn needed_by(project: &Project) -> bool {
     Path::new(project.root).join("config/certmanager").is_dir()
 }
 
+/// Whether `project` has webhooks (`operator-rs create webhook` writes `config/webhook/`): then
+/// the setup waits until every `caBundle` is set, by cert-manager or by the manager itself
+/// (`--webhook-certs=self-signed`).
+pub fn has_webhooks(project: &Project) -> bool {
+    Path::new(project.root).join("config/webhook").is_dir()
+}
+
 /// Whether cert-manager's CRDs are in the cluster already (then the setup leaves it alone, as
 /// kubebuilder's `IsCertManagerCRDsInstalled`).
 pub async fn installed(client: &Client) -> anyhow::Result<bool> {
@@ -57,16 +64,17 @@ pub fn install_commands(config: &Config) -> Vec<CommandLine> {
     ]
 }
 
-/// Waits until cert-manager's CA injector has put a CA bundle into every webhook of the
-/// project's webhook configurations and into the conversion webhook of every CRD whose webhook
-/// is the project's; returns what it checked, for the log.
+/// Waits until a CA bundle (from cert-manager's CA injector, or from the manager itself in
+/// self-signed mode) is in every webhook of the project's webhook configurations and in the
+/// conversion webhook of every CRD whose webhook is the project's; returns what it checked, for
+/// the log.
 pub async fn wait_for_ca_injection(
     client: &Client,
     project: &Project,
 ) -> anyhow::Result<Vec<String>> {
     let prefix = format!("{}-", project.name);
     let namespace = project.manager_namespace();
-    eventually("cert-manager injected the CA", POD_TIMEOUT, async || {
+    eventually("the CA is in every caBundle", POD_TIMEOUT, async || {
         let mut checked = Vec::new();
         let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
         for config in mutating.list(&Default::default()).await?.items {

@@ -441,8 +441,12 @@ fn try_set_up(project: Project) -> anyhow::Result<Cluster> {
         print_diagnostics(&project);
         return Err(error);
     }
-    if needs_cert_manager {
-        step("waiting for cert-manager to inject the CA into the webhook configurations and CRDs");
+    if cert_manager::has_webhooks(&project) {
+        step(if needs_cert_manager {
+            "waiting for cert-manager to inject the CA into the webhook configurations and CRDs"
+        } else {
+            "waiting for the manager to write its CA into the webhook configurations and CRDs"
+        });
         let injected = cert_manager::wait_for_ca_injection(&client, &project);
         match runtime().block_on(injected) {
             Ok(checked) => checked

@@ -33,6 +33,12 @@ impl CommandLine {
     fn is_project_plugin(&self) -> bool {
         self.0.len() == 2 && self.0[0] == "edit" && self.0[1].starts_with("--plugins=")
     }
+
+    /// `edit --webhook-certs=<mode>`, which releases before the choice do not know: they
+    /// scaffold cert-manager's layout.
+    fn is_webhook_certs(&self) -> bool {
+        self.0.len() == 2 && self.0[0] == "edit" && self.0[1].starts_with("--webhook-certs=")
+    }
 }
 
 /// As a user would type it: `operator-rs create api --group crew …`, quoted for a POSIX shell
@@ -111,6 +117,13 @@ fn command_lines(project: &Project, license: &License, license_file: &Path) -> V
     // Webhook-only resources (built-in and external kinds) are created by their `create
     // webhook`: it runs in their place among the APIs, which keeps PROJECT's order of resources.
     let mut lines = vec![init];
+    if project.has_webhooks() {
+        // Where the webhooks' certificates come from, chosen before the first webhook (a
+        // PROJECT without the choice, kubebuilder's, uses cert-manager).
+        let mut certs = CommandLine::new(&["edit"]);
+        certs.flag("webhook-certs", project.certs_mode().as_str());
+        lines.push(certs);
+    }
     for r in &project.resources {
         if r.api.is_none() && !r.has_controller() {
             lines.extend(create_webhook(r));
@@ -366,6 +379,13 @@ fn run_all(
                 // scaffold goes without the plugin's files, which then count as the user's.
                 println!("(this operator-rs has no such plugin: its scaffold goes without it)");
             }
+            Err(err)
+                if line.is_webhook_certs()
+                    && format!("{err:#}").contains("unexpected argument '--webhook-certs") =>
+            {
+                // An older release (the ancestor of `alpha update`), which only knows cert-manager.
+                println!("(this operator-rs knows only cert-manager's webhook certificates)");
+            }
             result => result?,
         }
     }
@@ -490,6 +510,8 @@ mod tests {
             [
                 "operator-rs init --domain=example.com --project-name=crew --repo=example.com/crew \
                  --namespaced=true --license=none",
+                // PROJECT records no choice: kubebuilder's cert-manager.
+                "operator-rs edit --webhook-certs=cert-manager",
                 "operator-rs create api --group=crew --version=v1 --kind=FirstMate --resource=true \
                  --controller=true --make=false",
                 "operator-rs create api --group=crew --version=v2 --kind=Admiral --plural=admirales \
@@ -593,7 +615,7 @@ mod tests {
             serde_yaml::from_str(record).unwrap(),
         );
         let lines = command_lines(&p, &License::None, Path::new("unused"));
-        let api = lines[1].to_string();
+        let api = lines[2].to_string();
         assert!(
             api.contains(
                 "--image=memcached:1.6.26-alpine3.19 --image-container-command=memcached,-v \

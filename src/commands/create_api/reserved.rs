@@ -69,6 +69,7 @@ pub const RESERVED_KINDS: &[&str] = &[
     "Shared",
     "Spoke",
     "StatusCode",
+    "StorageMigration",
     "Time",
     "Timestamp",
     "Validator",

@@ -3,15 +3,15 @@
 //!
 //! One step per module, in the order they run: [`validate`] (the flags and the request against
 //! PROJECT; nothing written) → [`resolve`] (the typed template variables) → [`render`] (the
-//! tables of templates and insertions; [`kustomize`] holds the config blocks it uncomments, and
-//! [`storage`] moves the storage version to the hub) → [`record`] (PROJECT).
+//! tables of templates and insertions; [`storage`] moves the storage version to the hub) →
+//! [`record`] (PROJECT), and the files of the webhooks' certificates brought in line with it
+//! ([`crate::commands::webhook_certs`]).
 //!
 //! The machinery (the traits, the HTTPS server, the webhook configurations) is the runtime
 //! crate's, `operator_rs_runtime::webhook`, and `init` already wires the project's
 //! `webhook::webhooks()` into the manager and into `make manifests`: a webhook adds its kind to
 //! that list and nothing once per project, neither code nor dependencies.
 
-mod kustomize;
 mod record;
 mod render;
 mod resolve;
@@ -23,8 +23,9 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::CreateWebhookArgs;
+use crate::commands::webhook_certs;
 use crate::external::ExternalRequest;
-use crate::project;
+use crate::project::{self, WebhookCerts};
 use crate::scaffold::Plan;
 
 /// kubebuilder's warning for webhooks on built-in kinds, printed to stderr.
@@ -82,6 +83,8 @@ pub struct Request {
     pub defaulting_path: Option<String>,
     pub validation_path: Option<String>,
     pub force: bool,
+    /// `--webhook-certs`: where the webhooks' certificates come from.
+    pub certs: Option<WebhookCerts>,
     /// `--external-api-*`: a kind of another project, whose types are generated if the project
     /// has none yet.
     pub external: Option<ExternalRequest>,
@@ -101,6 +104,7 @@ impl Request {
             defaulting_path: args.defaulting_path.clone(),
             validation_path: args.validation_path.clone(),
             force: args.force,
+            certs: args.webhook_certs,
             external: ExternalRequest::from_flags(
                 args.external.external_api_path.as_deref(),
                 args.external.external_api_domain.as_deref(),
@@ -146,6 +150,13 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
     let mut plan = Plan::new(dir, request.force);
     let warnings = render::render(&mut plan, &checked, request, &vars, &spokes)?;
     let project = record::record(&checked, request, &spokes);
+    webhook_certs::update(
+        &mut plan,
+        &checked.project,
+        &project,
+        &checked.boilerplate,
+        false,
+    )?;
     plan.write(project::FILE, project.render_now())?;
     Ok(Planned {
         plan,

@@ -35,6 +35,7 @@ pub fn record(checked: &Checked, request: &Request, spokes: &[String]) -> Projec
         }
     }
     entry.webhooks = Some(webhooks);
+    project.webhook_certs = Some(checked.certs);
     project
 }
 

@@ -7,14 +7,9 @@
 
 use anyhow::Result;
 
-use super::kustomize::{
-    CA_INJECTION_TARGET_NAME, CA_INJECTION_TARGET_NAMESPACE, CONVERSION_NAME_SOURCE,
-    CONVERSION_NAMESPACE_SOURCE, DEFAULT_UNCOMMENTS, DEFAULTING_REPLACEMENTS,
-    VALIDATION_REPLACEMENTS,
-};
 use super::validate::Checked;
 use super::{Request, resolve, storage};
-use crate::commands::{external_types, layout};
+use crate::commands::{cluster_rbac, external_types, layout};
 use crate::scaffold::Plan;
 use crate::scaffold::table::{
     Table, insert, insert_multigroup, insert_sorted, shared_file, user_file,
@@ -23,6 +18,7 @@ use crate::vars::{SpokeVars, WebhookVars};
 
 /// The kind's webhook module and the Kubernetes config of the webhook server: written by the
 /// first webhook that needs them, then kept; and the lines that register the kind's webhooks.
+/// (Where the server's certificate comes from is [`crate::commands::webhook_certs`]'s.)
 /// Nothing once per project: the webhook machinery is the runtime crate's
 /// (`operator_rs_runtime::webhook`), and `init` writes `src/webhook/mod.rs`, the list of the
 /// project's webhooks that the manager serves and `make manifests` registers.
@@ -31,12 +27,6 @@ static SHARED: Table<WebhookVars> = Table::new(
         shared_file("webhook/src/webhook/{{ webhook_dir }}/{{ kind_snake }}/mod.rs"),
         shared_file("webhook/config/webhook/kustomization.yaml"),
         shared_file("webhook/config/webhook/service.yaml"),
-        shared_file("webhook/config/certmanager/issuer.yaml"),
-        shared_file("webhook/config/certmanager/certificate-webhook.yaml"),
-        shared_file("webhook/config/certmanager/certificate-metrics.yaml"),
-        shared_file("webhook/config/certmanager/kustomization.yaml"),
-        shared_file("webhook/config/certmanager/kustomizeconfig.yaml"),
-        shared_file("webhook/config/default/manager_webhook_patch.yaml"),
         shared_file("webhook/config/network-policy/allow-webhook-traffic.yaml"),
     ],
     &[
@@ -106,15 +96,12 @@ static CONVERSION: Table<WebhookVars> = Table::new(
             "crdkustomizewebhookpatch",
             "- path: patches/webhook_in_{{ crd_patch_name }}.yaml",
         ),
-        insert(
-            "config/default/kustomization.yaml",
-            "crdkustomizecainjectionns",
-            CA_INJECTION_TARGET_NAMESPACE,
-        ),
-        insert(
-            "config/default/kustomization.yaml",
-            "crdkustomizecainjectionname",
-            CA_INJECTION_TARGET_NAME,
+        // With a hub, the storage version moves to it: the manager rewrites the objects stored
+        // in the older versions (see `storage_migrations` there).
+        insert_sorted(
+            "src/webhook/mod.rs",
+            "storage-migrations",
+            "StorageMigration::of::<{{ rust_type }}>(),",
         ),
     ],
 );
@@ -138,8 +125,6 @@ static SPOKE: Table<SpokeVars> = Table::new(
     ],
 );
 
-const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
-
 /// Plans the files of this run: first what `--force` compares the user's files with, then the
 /// kind's module and config, each webhook asked for, and the conversion's spokes. Returns what
 /// could not be done and must be done by hand.
@@ -159,16 +144,11 @@ pub fn render(
     layout::WEBHOOK_GROUP.render(plan, &resolve::group(vars), multigroup)?;
     layout::WEBHOOK_VERSION.render(plan, &resolve::version(vars), multigroup)?;
     SHARED.render(plan, vars, multigroup)?;
-    for block in DEFAULT_UNCOMMENTS {
-        plan.uncomment(DEFAULT_KUSTOMIZATION, block)?;
-    }
     if request.defaulting {
         DEFAULTING.render(plan, vars, multigroup)?;
-        plan.uncomment(DEFAULT_KUSTOMIZATION, DEFAULTING_REPLACEMENTS)?;
     }
     if request.validation {
         VALIDATION.render(plan, vars, multigroup)?;
-        plan.uncomment(DEFAULT_KUSTOMIZATION, VALIDATION_REPLACEMENTS)?;
     }
     let mut warnings = Vec::new();
     if request.conversion {
@@ -178,11 +158,13 @@ pub fn render(
             "config/crd/kustomization.yaml",
             "configurations:\n- kustomizeconfig.yaml",
         )?;
-        plan.uncomment(DEFAULT_KUSTOMIZATION, CONVERSION_NAMESPACE_SOURCE)?;
-        plan.uncomment(DEFAULT_KUSTOMIZATION, CONVERSION_NAME_SOURCE)?;
         CONVERSION.render_inserts(plan, vars, multigroup)?;
         for spoke in spokes {
             SPOKE.render(plan, &resolve::spoke(vars, checked, spoke), multigroup)?;
+        }
+        if checked.project.namespaced {
+            // The storage migration of the kind reads its CRD: a rule of the ClusterRole.
+            cluster_rbac::add(plan, &vars.project)?;
         }
         let (project, group, kind) = (&checked.project, &checked.group, &checked.kind);
         if let Some(warning) =

@@ -11,7 +11,7 @@ use crate::commands::{find_builtin, load_project, parse_foreign_kind, read_boile
 use crate::external::{ExternalKind, ExternalRequest, KindRef};
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::plugins::{self, Gvk};
-use crate::project::{Project, Resource, Webhooks};
+use crate::project::{Project, Resource, WebhookCerts, Webhooks};
 use crate::vars::{SpecVars, Target};
 
 /// Names that a multigroup group module in `src/webhook/` would collide with: `src/webhook/mod.rs`
@@ -42,6 +42,8 @@ pub struct Checked {
     pub spec: SpecVars,
     /// The license header of the project's Rust files.
     pub boilerplate: String,
+    /// Where the webhooks' certificates come from, for this webhook and the project's others.
+    pub certs: WebhookCerts,
 }
 
 impl Checked {
@@ -103,6 +105,7 @@ pub fn check(request: &Request, dir: &Path) -> Result<Checked> {
     let defaulting_path = parse_path("--defaulting-path", request.defaulting_path.as_deref())?;
     let validation_path = parse_path("--validation-path", request.validation_path.as_deref())?;
     let boilerplate = read_boilerplate(dir)?;
+    let certs = certs_mode(&project, request.certs)?;
     let mut checked = Checked {
         project,
         group,
@@ -119,11 +122,32 @@ pub fn check(request: &Request, dir: &Path) -> Result<Checked> {
         validation_path,
         spec: SpecVars::default(),
         boilerplate,
+        certs,
     };
     find_target(&mut checked, dir)?;
     check_kind(&mut checked, request)?;
     check_webhooks(&mut checked, request)?;
     Ok(checked)
+}
+
+/// The project's certificate mode after this run: `--webhook-certs` for the first webhook, else
+/// the one its webhooks have (switching all of them is `edit`'s). Without the flag, a project's
+/// first webhook gets self-signed certificates, the mode that needs nothing in the cluster.
+fn certs_mode(project: &Project, given: Option<WebhookCerts>) -> Result<WebhookCerts> {
+    if !project.has_webhooks() {
+        return Ok(given
+            .or(project.webhook_certs)
+            .unwrap_or(WebhookCerts::SelfSigned));
+    }
+    let current = project.certs_mode();
+    match given {
+        Some(mode) if mode != current => bail!(
+            "--webhook-certs={mode}: the project's webhooks get their certificates from \
+             {current}; switch all of them with `operator-rs edit --webhook-certs={mode}`, or \
+             leave the flag out"
+        ),
+        _ => Ok(current),
+    }
 }
 
 /// An external kind: from the flags, or as PROJECT recorded it.

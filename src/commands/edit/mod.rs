@@ -1,6 +1,7 @@
 //! `operator-rs edit`: changes the project's configuration after `init`, as kubebuilder's `edit`:
 //! `--multigroup` (moves the kinds to the multigroup layout), `--namespaced` (the manager's scope),
-//! `--license`/`--license-file`/`--owner` (the license header of the Rust files), `--plugins`.
+//! `--license`/`--license-file`/`--owner` (the license header of the Rust files), `--plugins`,
+//! `--webhook-certs` (where the webhooks' certificates come from: [`super::webhook_certs`]).
 //!
 //! Files that `init` wrote and that depend on a flag are brought to what `init` with the new value
 //! writes by the difference between the two renders: each changed block is found in the file
@@ -69,6 +70,9 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
     if let Some(multigroup) = args.multigroup {
         new.multigroup = multigroup;
     }
+    if let Some(certs) = args.webhook_certs {
+        new.webhook_certs = Some(certs);
+    }
 
     let mut plan = Plan::new(dir, args.force);
     if new.multigroup != old.multigroup {
@@ -93,7 +97,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
     retarget::init_files(&mut plan, &old, &new, &old_header, args.force)?;
     if new.namespaced != old.namespaced {
         retarget::helper_roles(&mut plan, new.namespaced)?;
-        if super::cluster_rbac::any_cluster_controller(dir) {
+        if super::cluster_rbac::needed(dir, &new) {
             if new.namespaced {
                 super::cluster_rbac::add(&mut plan, &ProjectVars::new(&new, &old_header))?;
             } else {
@@ -101,6 +105,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
             }
         }
     }
+    super::webhook_certs::update(&mut plan, &old, &new, &old_header, args.force)?;
     if let Some(header) = &new_header {
         license::rewrite_headers(&mut plan, &old_header, header)?;
     }

@@ -24,6 +24,7 @@ async fn main() -> ExitCode {
     Manager::new(flags)
         .controllers({{ crate_name }}::controller::controllers())
         .webhooks({{ crate_name }}::webhook::webhooks())
+        .storage_migrations({{ crate_name }}::webhook::storage_migrations())
         .run()
         .await
 }

@@ -1,39 +1,46 @@
 //! The blocks of kubebuilder's `config/default/kustomization.yaml` that webhooks need: `init`
-//! writes them commented out (kubebuilder's text), and `create webhook` uncomments them, or
-//! inserts them at their markers, for the webhooks it adds.
+//! writes them commented out (kubebuilder's text), and the project's webhooks and their
+//! certificate mode decide which are active (see [`super::sync_kustomization`]).
 
-/// The converted CRD as a target of the CA injection (cert-manager's `inject-ca-from`
-/// annotation is `<namespace>/<certificate>`: index 0 and 1). Unlike kubebuilder, which inserts
-/// these commented out and uncomments them with their header (which only works for the first
-/// CRD), operator-rs uncomments the headers once and inserts live targets for every CRD.
-pub const CA_INJECTION_TARGET_NAMESPACE: &str = "     - select:
+/// The CA injection targets of a converted CRD (cert-manager's `inject-ca-from` annotation is
+/// `<namespace>/<certificate>`: index 0 goes below [`CONVERSION_NAMESPACE_SOURCE`], index 1 below
+/// [`CONVERSION_NAME_SOURCE`]). Unlike kubebuilder, which inserts these commented out and
+/// uncomments them with their header (which only works for the first CRD), operator-rs inserts a
+/// pair for every CRD, live while the project uses cert-manager.
+pub fn ca_injection_target(crd: &str, index: u8) -> String {
+    format!(
+        "     - select:
          kind: CustomResourceDefinition
-         name: {{ plural }}.{{ qualified_group }}
+         name: {crd}
        fieldPaths:
          - .metadata.annotations.[cert-manager.io/inject-ca-from]
        options:
          delimiter: '/'
-         index: 0
-         create: true";
-pub const CA_INJECTION_TARGET_NAME: &str = "     - select:
-         kind: CustomResourceDefinition
-         name: {{ plural }}.{{ qualified_group }}
-       fieldPaths:
-         - .metadata.annotations.[cert-manager.io/inject-ca-from]
-       options:
-         delimiter: '/'
-         index: 1
-         create: true";
+         index: {index}
+         create: true"
+    )
+}
+
+/// The markers below which [`ca_injection_target`]s go, by index.
+pub const CA_INJECTION_MARKERS: [&str; 2] =
+    ["crdkustomizecainjectionns", "crdkustomizecainjectionname"];
 
 /// Blocks of `config/default/kustomization.yaml` that init ships commented out (kubebuilder's
-/// text), uncommented by every webhook.
-pub const DEFAULT_UNCOMMENTS: &[&str] = &[
+/// text), active once the project has a webhook, whatever its certificates.
+pub const WEBHOOK_BLOCKS: &[&str] = &[
     "- ../webhook",
-    "- ../certmanager",
     "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment",
+];
+
+/// The same, active while cert-manager issues the certificates.
+pub const CERT_MANAGER_BLOCKS: &[&str] = &[
+    "- ../certmanager",
     "replacements:",
     ANY_WEBHOOK_REPLACEMENTS,
 ];
+
+/// The same, active while the manager makes its own certificates.
+pub const SELF_SIGNED_BLOCKS: &[&str] = &["- ../webhook-certs"];
 
 /// Every webhook: the webhook Service's name and namespace in the serving certificate's DNS names.
 pub const ANY_WEBHOOK_REPLACEMENTS: &str = r#" - source: # Uncomment the following block if you have any webhook
