@@ -103,7 +103,7 @@ fn webhooks_sequence() {
     let patch = read(&dir, "config/default/manager_webhook_patch.yaml");
     for arg in [
         "--webhook-certs=self-signed",
-        "--webhook-cert-secret=crew-operator-webhook-server-cert",
+        "--webhook-cert-secret=crew-operator-webhook-server-self-signed-cert",
         "--webhook-service-name=crew-operator-webhook-service",
         "--webhook-mutating-configuration=crew-operator-mutating-webhook-configuration",
         "--webhook-validating-configuration=crew-operator-validating-webhook-configuration",
@@ -124,7 +124,7 @@ fn webhooks_sequence() {
     }
     let role = read(&dir, "config/webhook-certs/role.yaml");
     assert!(
-        role.contains("  - crew-operator-webhook-server-cert\n"),
+        role.contains("  - crew-operator-webhook-server-self-signed-cert\n"),
         "{role}"
     );
 
@@ -635,4 +635,86 @@ fn a_path_of_another_kinds_webhook_is_refused() {
             "Captain crew/v1",
         ],
     );
+}
+
+#[test]
+fn certificate_files_keep_the_users_edits_and_older_projects_switch() {
+    // A project whose webhooks are older than the choice: cert-manager, no webhookCerts in
+    // PROJECT, no `#- ../webhook-certs` line in config/default.
+    let (_tmp, dir) = scaffold(
+        "crew-operator",
+        &[],
+        &[
+            "create api --group crew --version v1 --kind Captain",
+            "create webhook --group crew --version v1 --kind Captain --defaulting --webhook-certs=cert-manager",
+        ],
+    );
+    let edit_file = |path: &str, f: &dyn Fn(String) -> String| {
+        let text = read(&dir, path);
+        std::fs::write(dir.join(path), f(text)).unwrap();
+    };
+    edit_file("PROJECT", &|t| {
+        t.replace("webhookCerts: cert-manager\n", "")
+    });
+    edit_file("config/default/kustomization.yaml", &|t| {
+        t.replace("#- ../webhook-certs\n", "")
+    });
+    // Another webhook in an old project stays cert-manager's.
+    create(
+        &dir,
+        "create webhook --group crew --version v1 --kind Captain --programmatic-validation",
+    );
+    assert!(dir.join("config/certmanager/issuer.yaml").is_file());
+    assert!(!read(&dir, "PROJECT").contains("webhookCerts: self-signed"));
+    run(&dir, &["edit", "--webhook-certs=self-signed"]);
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(
+        default.contains("#- ../certmanager\n- ../webhook-certs\n"),
+        "{default}"
+    );
+    assert!(!dir.join("config/certmanager").exists());
+
+    // The user's own line in the patch survives a webhook that changes the patch's names.
+    edit_file("config/default/manager_webhook_patch.yaml", &|t| {
+        format!("{t}\n# mine: keep\n")
+    });
+    create(
+        &dir,
+        "create api --group crew --version v1 --kind FirstMate",
+    );
+    create(
+        &dir,
+        "create api --group crew --version v2 --kind FirstMate --controller=false",
+    );
+    create(
+        &dir,
+        "create webhook --group crew --version v1 --kind FirstMate --conversion --spoke v2",
+    );
+    let patch = read(&dir, "config/default/manager_webhook_patch.yaml");
+    assert!(patch.contains("# mine: keep\n"), "{patch}");
+    assert!(
+        patch.contains("value: --webhook-conversion-crd=firstmates.crew.example.com\n"),
+        "{patch}"
+    );
+    let cluster_role = read(&dir, "config/webhook-certs/cluster_role.yaml");
+    assert!(
+        cluster_role.contains("  - firstmates.crew.example.com\n"),
+        "{cluster_role}"
+    );
+    let migrations = read(&dir, "src/webhook/mod.rs");
+    assert!(
+        migrations.contains("StorageMigration::of::<crate::api::v1::FirstMate>(),"),
+        "{migrations}"
+    );
+
+    // An edited file of the mode being left is kept, and said so.
+    edit_file("config/webhook-certs/role.yaml", &|t| {
+        format!("{t}# mine\n")
+    });
+    let out = run(&dir, &["edit", "--webhook-certs=cert-manager"]);
+    assert!(
+        out.contains("kept config/webhook-certs/role.yaml: you edited it"),
+        "{out}"
+    );
+    assert!(!dir.join("config/webhook-certs/cluster_role.yaml").exists());
 }

@@ -38,6 +38,7 @@ async fn main() -> ExitCode {
     Manager::new(flags)
         .controllers(at_operator::controller::controllers())
         .webhooks(at_operator::webhook::webhooks())
+        .storage_migrations(at_operator::webhook::storage_migrations())
         .run()
         .await
 }

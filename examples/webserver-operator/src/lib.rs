@@ -30,14 +30,21 @@ pub mod webhook;
 
 use operator_rs_runtime::controller::{RbacScope, rbac_rules};
 use operator_rs_runtime::manifests::{Manifests, RoleScope};
+use operator_rs_runtime::migration;
 
 /// What `make manifests` writes under `config/`: the CRDs of [`api`], the manager's role with
-/// the rules of every [`controller`], and the configurations of every [`webhook`].
+/// the rules of every [`controller`] and storage migration, and the configurations of every
+/// [`webhook`].
 pub fn manifests() -> Manifests {
     Manifests {
         crds: api::crds(),
         rbac_rules: rbac_rules(&controller::controllers(), RbacScope::Project),
-        cluster_rbac_rules: rbac_rules(&controller::controllers(), RbacScope::Cluster),
+        cluster_rbac_rules: [
+            rbac_rules(&controller::controllers(), RbacScope::Cluster),
+            // The storage migrations read their kind's CRD and write its objects everywhere.
+            migration::rbac_rules(&webhook::storage_migrations()),
+        ]
+        .concat(),
         webhooks: webhook::webhooks(),
         // A ClusterRole: the manager watches every namespace.
         role_scope: RoleScope::Cluster,

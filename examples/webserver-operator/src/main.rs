@@ -38,6 +38,7 @@ async fn main() -> ExitCode {
     Manager::new(flags)
         .controllers(webserver_operator::controller::controllers())
         .webhooks(webserver_operator::webhook::webhooks())
+        .storage_migrations(webserver_operator::webhook::storage_migrations())
         .run()
         .await
 }

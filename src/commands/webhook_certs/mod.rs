@@ -71,7 +71,7 @@ pub fn vars(project: &Project, header: &str) -> WebhookCertsVars {
     WebhookCertsVars {
         project: ProjectVars::new(project, header),
         self_signed: project.certs_mode() == WebhookCerts::SelfSigned,
-        secret_name: format!("{name}-webhook-server-cert"),
+        secret_name: format!("{name}-webhook-server-self-signed-cert"),
         mutating_configuration: any(|w| w.defaulting)
             .then(|| format!("{name}-mutating-webhook-configuration")),
         validating_configuration: any(|w| w.validation)

@@ -22,6 +22,7 @@
 //! Set `ENABLE_WEBHOOKS=false` to run the manager without them, e.g. `make run` on your machine,
 //! which the API server cannot call back.
 
+pub use operator_rs_runtime::migration::StorageMigration;
 pub use operator_rs_runtime::webhook::Webhook;
 
 // One module per API version with webhooks; `operator-rs create webhook` adds them.
@@ -33,4 +34,14 @@ pub fn webhooks() -> Vec<Webhook> {
         // +operator-rs:scaffold:webhooks
     ];
     kinds.into_iter().flatten().collect()
+}
+
+/// The kinds whose objects the manager rewrites in their storage version when it moves (a
+/// conversion's hub becomes the storage version: `operator-rs create webhook --conversion` adds
+/// the kind here). The leader does it at startup, then trims the CRD's `status.storedVersions`
+/// to the storage version, so that older versions can later be removed from the CRD.
+pub fn storage_migrations() -> Vec<StorageMigration> {
+    vec![
+        // +operator-rs:scaffold:storage-migrations
+    ]
 }

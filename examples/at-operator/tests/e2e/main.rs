@@ -26,11 +26,12 @@
 //! cluster, no Docker. The set-up and the helpers (waiting, `kubectl`, the metrics endpoint, the
 //! restricted Pod Security Standard) are [`operator_rs_runtime::e2e`]'s.
 //!
-//! Once the project has webhooks (`operator-rs create webhook` writes `config/certmanager/`), the
-//! setup installs cert-manager (a pinned release, unless the cluster has it or
-//! `CERT_MANAGER_INSTALL_SKIP=true`) before deploying, and after deploying waits until
-//! cert-manager has injected its CA into the webhook configurations and the CRDs' conversion
-//! webhooks.
+//! Once the project has webhooks, the setup waits after deploying until their CA is in every
+//! webhook configuration and in the CRDs' conversion webhooks: the manager writes it itself
+//! (`operator-rs create webhook --webhook-certs=self-signed`, the default), or cert-manager's
+//! injector does (`--webhook-certs=cert-manager`, which writes `config/certmanager/`; then the
+//! setup first installs cert-manager, a pinned release, unless the cluster has it or
+//! `CERT_MANAGER_INSTALL_SKIP=true`).
 //!
 //! - [`manager`]: the manager's pod runs, and its `/metrics` endpoint serves an authorized caller.
 //! - One module per kind whose controller `operator-rs create api --image` wrote, listed below.
