@@ -62,6 +62,16 @@ pub fn run(args: &CreateWebhookArgs, dir: &Path) -> Result<()> {
     }
     println!("Next: implement your new Webhook and generate the manifests with:");
     println!("$ make manifests");
+    match planned.certs {
+        WebhookCerts::SelfSigned => println!(
+            "The manager makes and renews the webhooks' certificates itself (--webhook-certs=self-signed): \
+             `make deploy` needs nothing else in the cluster."
+        ),
+        WebhookCerts::CertManager => println!(
+            "cert-manager issues the webhooks' certificates (--webhook-certs=cert-manager): install it in the \
+             cluster before `make deploy`, or switch with `operator-rs edit --webhook-certs=self-signed`."
+        ),
+    }
     println!(
         "To run the manager on your machine, where the API server cannot call the webhooks: \
          ENABLE_WEBHOOKS=false make run"
@@ -125,6 +135,8 @@ pub struct Planned {
     pub builtin: bool,
     /// `src/webhook/…/<kind>`, for messages.
     pub kind_dir: String,
+    /// Where the project's webhooks get their certificates, for messages.
+    pub certs: WebhookCerts,
 }
 
 /// Everything `create webhook` would write, without writing it.
@@ -163,6 +175,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
         warnings,
         builtin: checked.builtin.is_some(),
         kind_dir: format!("src/webhook/{}/{}", vars.webhook_dir, checked.kind.snake()),
+        certs: checked.certs,
     })
 }
 

@@ -146,6 +146,10 @@ fn area(object: &Value, short: &str, features: &Features) -> (&'static str, Vec<
                 ("rbac", vec![HELPERS])
             } else if metrics {
                 ("rbac", vec![METRICS])
+            } else if webhook && features.webhooks {
+                // The RBAC of the manager's own webhook certificates (config/webhook-certs):
+                // without webhooks the manager makes none.
+                ("rbac", vec![WEBHOOK])
             } else {
                 ("rbac", vec![])
             }
