@@ -39,6 +39,7 @@ pub mod logging;
 pub mod namespaces;
 mod shared;
 pub mod shutdown;
+pub(crate) mod storage_migrations;
 
 /// The metrics registry and server, at their own path since the webhooks record metrics too:
 /// this is [`crate::metrics`], kept here for code written against runtime 0.2.
@@ -56,7 +57,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
 use crate::metrics::server::{CertFiles, Options as MetricsOptions};
-use crate::migration::{self, StorageMigration, StorageMigrations};
+use crate::migration::{self, StorageMigration};
 use crate::webhook::certs::{SelfSignedCertificates, Settings as CertSettings, Targets};
 use crate::webhook::{ServerError, Webhook, WebhookServerConfig};
 pub use flags::{Flags, WebhookCerts};
@@ -64,6 +65,7 @@ use health::Readiness;
 use leader::{LeaderElectionConfig, LeaderElectionError, LeaderElector};
 use namespaces::WatchNamespaces;
 pub use shared::{Runnable, RunnableFuture, Shared};
+use storage_migrations::StorageMigrations;
 
 /// How long the controllers and servers get to finish their work after shutdown starts, like
 /// controller-runtime's default `GracefulShutdownTimeout`. Kubernetes kills the pod anyway after its
@@ -179,7 +181,7 @@ async fn migrate_and_exit(
     let client = client::build(flags.kube_api_qps, flags.kube_api_burst, &metrics).await?;
     tokio::select! {
         () = shutdown.cancelled() => Err(anyhow!("interrupted before the storage version migrations were done")),
-        result = migration::run_once(&client, migrations, options, &metrics) => result,
+        result = storage_migrations::run_once(&client, migrations, options, &metrics) => result,
     }
 }
 

@@ -42,13 +42,11 @@
 
 mod pace;
 mod pass;
-mod runnable;
 
 #[cfg(test)]
 mod tests;
 
 pub use pass::FIELD_MANAGER;
-pub use runnable::{StorageMigrations, run_once};
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::manager::Shared;
+use crate::manager::storage_migrations::{StorageMigrations, run_once};
 use crate::testing::fake::{FakeApiServer, Identity, Verb};
 use crate::webhook::{Converter, Spoke, Webhook};
 

@@ -1,4 +1,5 @@
-//! How the manager runs the migrations: on the leader, once at startup, retrying those that fail
+//! How the manager runs the storage migrations of [`crate::migration`] (here, so that the
+//! migration module needs nothing of the manager's): on the leader, once at startup, retrying those that fail
 //! ([`StorageMigrations`]); or once and then exiting, for a Job ([`run_once`]).
 
 use std::time::Duration;
@@ -6,9 +7,9 @@ use std::time::Duration;
 use anyhow::anyhow;
 use kube::Client;
 
-use super::{Options, Outcome, StorageMigration};
-use crate::manager::{Runnable, RunnableFuture, Shared};
+use super::{Runnable, RunnableFuture, Shared};
 use crate::metrics::Metrics;
+use crate::migration::{Options, Outcome, StorageMigration};
 
 /// The delay before the first retry of a failed migration; it doubles up to [`RETRY_MAX`].
 const RETRY_MIN: Duration = Duration::from_secs(5);
