@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::versions::{conversion, crd, v2};
 use super::*;
-use crate::testing::fake::FakeApiServer;
+use crate::testing::fake::{FakeApiServer, Verb};
 use crate::webhook::certs::{EphemeralCertificates, ServingCertResolver};
 use crate::webhook::local::{CONVERSION_BEFORE, LocalWebhooks, Names, WebhookUrl, configurations};
 use crate::webhook::{
@@ -461,4 +461,54 @@ async fn a_run_after_a_killed_one_replaces_what_it_left() {
     assert_eq!(left, [other_names.validating]);
     assert!(fake.list::<MutatingWebhookConfiguration>().is_empty());
     assert_eq!(stored_crd(&fake).spec.conversion, installed);
+}
+
+/// A registration that fails halfway (here, a user who may not patch CRDs) removes what it
+/// registered before the error reaches the manager, which then exits.
+#[tokio::test]
+async fn a_registration_that_fails_removes_what_it_registered() {
+    use crate::controller::rule;
+    use crate::testing::fake::Identity;
+
+    let fake = FakeApiServer::new();
+    fake.register_crd(&installed_crd());
+    let installed = stored_crd(&fake);
+    let configurations = [
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+    ];
+    let user = Identity::service_account("default", "developer").with_cluster_rules(vec![
+        rule(
+            &["admissionregistration.k8s.io"],
+            &configurations,
+            &["patch", "delete"],
+        ),
+        rule(
+            &["apiextensions.k8s.io"],
+            &["customresourcedefinitions"],
+            &["get"],
+        ),
+    ]);
+    let local = LocalWebhooks::new(url(free_port()), PROJECT_ID, &webhooks()).unwrap();
+
+    let error = local.register(&fake.client_as(user)).await.err().unwrap();
+    assert_eq!(
+        error.to_string(),
+        "cannot patch CustomResourceDefinition/widgets.example.com"
+    );
+    // Both configurations were applied, then deleted.
+    let done = |verb: Verb| {
+        let requests = fake.requests().into_iter();
+        let done = requests.filter(|r| r.verb == verb && r.status.is_success());
+        done.filter(|r| configurations.contains(&r.resource.as_str()))
+            .count()
+    };
+    assert_eq!((done(Verb::Patch), done(Verb::Delete)), (2, 2));
+    assert!(fake.list::<MutatingWebhookConfiguration>().is_empty());
+    assert!(fake.list::<ValidatingWebhookConfiguration>().is_empty());
+    assert_eq!(
+        stored_crd(&fake).metadata.resource_version,
+        installed.metadata.resource_version
+    );
+    assert_eq!(fake.denials().len(), 1, "only the CRD's patch was refused");
 }
