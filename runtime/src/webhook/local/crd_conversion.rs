@@ -18,8 +18,7 @@ use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
 use serde_json::{Map, Value, json};
 
-use super::LocalError;
-use super::registration::FIELD_MANAGER;
+use super::{FIELD_MANAGER, LocalError};
 
 /// The annotation that holds a CRD's `spec.conversion` from before `--webhook-url` (JSON;
 /// `null` when it had none).

@@ -38,12 +38,16 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookC
 
 pub use configurations::{MANAGED_BY, MANAGED_BY_LABEL, Names, configurations};
 pub use crd_conversion::CONVERSION_BEFORE;
-pub use registration::{FIELD_MANAGER, Registration};
+pub use registration::Registration;
 pub use url::{InvalidWebhookUrl, WebhookUrl};
 
 use super::certs::{CertsError, EphemeralCertificates, ServingCertResolver};
 use super::conversion::CONVERT_PATH;
 use super::{Webhook, WebhookManifests};
+
+/// The field manager of the temporary configurations and of the CRDs' conversion patches, as
+/// `kubectl get --show-managed-fields` shows it.
+pub const FIELD_MANAGER: &str = "operator-rs-webhook-url";
 
 /// What a manager run with `--webhook-url` serves and registers.
 #[derive(Debug)]

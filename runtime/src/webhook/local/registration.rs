@@ -10,11 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::configurations::Names;
-use super::{LocalError, LocalWebhooks, crd_conversion};
-
-/// The field manager of the temporary configurations, as `kubectl get --show-managed-fields`
-/// shows it.
-pub const FIELD_MANAGER: &str = "operator-rs-webhook-url";
+use super::{FIELD_MANAGER, LocalError, LocalWebhooks, crd_conversion};
 
 /// What a manager run with `--webhook-url` registered: [`Registration::remove`] it on exit.
 #[must_use = "what was registered stays in the cluster until it is removed"]
