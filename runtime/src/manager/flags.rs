@@ -204,6 +204,14 @@ pub struct Flags {
     #[arg(long, value_name = "DURATION", default_value = "720h", value_parser = parse_go_duration, env = "WEBHOOK_CERT_ROTATION_WINDOW")]
     pub webhook_cert_rotation_window: Duration,
 
+    /// For a manager run outside the cluster (`make run`): the `https://<host>:<port>` URL at
+    /// which the API server reaches this machine's --webhook-port (the host's address, or a
+    /// tunnel's). The manager then makes a certificate for that host in memory, registers
+    /// temporary webhook configurations and CRD conversion webhooks that call the URL, and
+    /// removes them on exit. Not with --webhook-certs=self-signed.
+    #[arg(long, value_name = "URL", env = "WEBHOOK_URL")]
+    pub webhook_url: Option<crate::webhook::local::WebhookUrl>,
+
     /// How many objects each controller may reconcile at the same time (never the same object
     /// twice at once).
     #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..))]
@@ -594,6 +602,17 @@ mod kubebuilder_compatibility {
         assert_eq!(flags.webhook_cert_key, "tls.key");
         // Certificates from files stay the default: existing projects mount cert-manager's.
         assert_eq!(flags.webhook_certs, WebhookCerts::Files);
+    }
+
+    #[test]
+    fn webhook_url_for_a_manager_outside_the_cluster() {
+        assert_eq!(parse(&[]).unwrap().webhook_url, None);
+        let flags = parse(&["--webhook-url=https://192.168.1.10:9443"]).unwrap();
+        let url = flags.webhook_url.unwrap();
+        assert_eq!(url.host(), "192.168.1.10");
+        assert_eq!(url.join("/convert"), "https://192.168.1.10:9443/convert");
+        let error = parse(&["--webhook-url=http://192.168.1.10:9443"]).unwrap_err();
+        assert!(error.to_string().contains("https only"), "{error}");
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub mod client;
 pub mod flags;
 pub mod health;
 pub mod leader;
+mod local_webhooks;
 pub mod logging;
 pub mod namespaces;
 mod shared;
@@ -101,8 +102,8 @@ impl Manager {
     }
 
     /// The webhooks to serve over HTTPS, on every replica (leader or not). With none, no webhook
-    /// server starts; `ENABLE_WEBHOOKS=false` turns it off too (e.g. `make run`, where the API
-    /// server cannot call back).
+    /// server starts; `ENABLE_WEBHOOKS=false` turns it off too. Under `make run`, the API server
+    /// can only call them with `--webhook-url` ([`crate::webhook::local`]).
     pub fn webhooks(mut self, webhooks: Vec<Webhook>) -> Self {
         self.webhooks = webhooks;
         self
@@ -200,6 +201,11 @@ async fn run(
         .leader_elect
         .then(|| leader_election_config(&flags))
         .transpose()?;
+    if flags.webhook_url.is_some() && flags.webhook_certs == WebhookCerts::SelfSigned {
+        return Err(anyhow!(
+            "--webhook-url serves the webhooks with certificates of its own: it cannot be combined with --webhook-certs=self-signed"
+        ));
+    }
     let metrics_options = metrics_options(&flags);
     let tls = if flags.metrics_bind_address.socket_addr().is_some() {
         metrics::server::tls_config(&metrics_options)
@@ -251,8 +257,14 @@ async fn run(
     }
 
     // The webhook server runs on every replica, leader or not.
-    let server = match flags.webhook_certs {
-        WebhookCerts::Files => {
+    let server = match (&flags.webhook_url, flags.webhook_certs) {
+        (Some(url), _) => {
+            local_webhooks::start(
+                url, &flags, &client, webhooks, &metrics, &shutdown, &mut tasks,
+            )
+            .await?
+        }
+        (None, WebhookCerts::Files) => {
             let webhook_config = webhook_config(&flags);
             let started =
                 crate::webhook::start(&webhook_config, webhooks, &metrics, shutdown.clone());
@@ -260,7 +272,7 @@ async fn run(
                 .context("cannot start the webhook server")?
                 .map(FutureExt::boxed)
         }
-        WebhookCerts::SelfSigned => {
+        (None, WebhookCerts::SelfSigned) => {
             start_self_signed(&flags, &client, webhooks, &metrics, &shutdown, &mut tasks).await?
         }
     };

@@ -83,6 +83,7 @@ struct ErasedSpoke {
 pub struct Converter {
     group: String,
     kind: String,
+    plural: String,
     hub: String,
     spokes: Vec<ErasedSpoke>,
 }
@@ -104,6 +105,7 @@ impl Converter {
         Converter {
             group: Hub::group(&()).into_owned(),
             kind: Hub::kind(&()).into_owned(),
+            plural: Hub::plural(&()).into_owned(),
             hub: Hub::api_version(&()).into_owned(),
             spokes: spokes
                 .into_iter()
@@ -124,6 +126,12 @@ impl Converter {
     /// The kind this converter converts.
     pub fn kind(&self) -> &str {
         &self.kind
+    }
+
+    /// The name of the kind's CRD, `<plural>.<group>`: where its conversion webhook is
+    /// registered.
+    pub fn crd_name(&self) -> String {
+        format!("{}.{}", self.plural, self.group)
     }
 
     /// The `apiVersion`s this converter handles: the hub's first.

@@ -16,8 +16,10 @@
 //! [`crate::manifests::Manifests`]), so the paths the API server calls are always the ones
 //! served.
 //!
-//! Set `ENABLE_WEBHOOKS=false` to run the manager without webhooks, e.g. `make run` on your
-//! machine, which the API server cannot call back.
+//! Under `make run`, the manager runs on your machine, outside the cluster: give it
+//! `--webhook-url` (`make run WEBHOOK_URL=https://<address>:9443`, an address the API server can
+//! reach) and it registers temporary webhook configurations that call it there, until it exits
+//! ([`local`]). Or set `ENABLE_WEBHOOKS=false` to run the manager without webhooks.
 //!
 //! # Example
 //!
@@ -80,6 +82,7 @@
 pub mod admission;
 pub mod certs;
 pub mod conversion;
+pub mod local;
 pub mod server;
 
 use std::future::Future;

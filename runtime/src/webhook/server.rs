@@ -135,7 +135,9 @@ pub enum ServerError {
     /// A certificate or key file cannot be read.
     #[error(
         "cannot read {path}: {source}; the webhooks need a serving certificate (in the cluster, \
-         cert-manager provides it: see config/certmanager; under OLM, OLM mounts it), or set \
+         cert-manager provides it: see config/certmanager; under OLM, OLM mounts it); outside \
+         the cluster (make run), give --webhook-url=https://<address the API server reaches>:<port> \
+         (make run WEBHOOK_URL=…) for a certificate of the manager's own, or set \
          ENABLE_WEBHOOKS=false to run without webhooks"
     )]
     ReadCertificate {
@@ -830,6 +832,7 @@ mod tests {
             "{error}"
         );
         assert!(error.to_string().contains("ENABLE_WEBHOOKS=false"));
+        assert!(error.to_string().contains("--webhook-url"));
 
         std::fs::write(cert.dir.join("tls.crt"), "not a certificate").unwrap();
         let error = WebhookServer::bind(&cert.config(), webhooks()).unwrap_err();

@@ -1,5 +1,6 @@
-//! The project's admission webhooks, called in-process by the fake API server as the API server
-//! calls them over HTTPS: for the kinds and operations of their registrations, the mutating
+//! The admission webhooks the fake API server calls: the project's, in-process, as the API server
+//! calls them over HTTPS, and those of stored configurations registered by URL, over HTTPS
+//! ([`super::url_webhooks`]). For the kinds and operations of their registrations, the mutating
 //! ones first (their JSON patches applied), then, after the schema's validation, the validating
 //! ones; a denial refuses the request with the webhook's status, as the API server reports it.
 
@@ -10,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::errors::ApiError;
 use super::kinds::Kind;
+use super::url_webhooks::UrlWebhook;
 use crate::webhook::{AdmissionWebhook, Mode, Webhook};
 
 /// Who makes a request, as webhooks see it in `userInfo`.
@@ -54,7 +56,8 @@ impl Webhooks {
         self.validating.sort_by(by_name);
     }
 
-    /// Calls the mutating webhooks for `request` on `object` and applies their patches; whether
+    /// Calls the mutating webhooks for `request` on `object` and applies their patches: the
+    /// project's, then those of the stored configurations registered by URL (`remote`); whether
     /// any changed it.
     pub(super) fn mutate(
         &self,
@@ -62,41 +65,39 @@ impl Webhooks {
         request: &Request,
         object: &mut Value,
         old: Option<&Value>,
+        remote: &[UrlWebhook],
     ) -> Result<bool, ApiError> {
         let mut changed = false;
         for webhook in self.called(&self.mutating, kind, request) {
             let response = webhook.admit(&review(kind, request, Some(object), old));
-            let name = webhook.registration().name;
-            check(name, &response)?;
-            let Some(patch) = &response.patch else {
-                continue;
-            };
-            let patch: json_patch::Patch = serde_json::from_slice(patch).map_err(|error| {
-                ApiError::internal(format!(
-                    "admission webhook \"{name}\" returned an invalid JSON patch: {error}"
-                ))
-            })?;
-            json_patch::patch(object, &patch).map_err(|error| {
-                ApiError::internal(format!(
-                    "admission webhook \"{name}\" returned a JSON patch that does not apply: {error}"
-                ))
-            })?;
-            changed = true;
+            changed |= apply(webhook.registration().name, &response, object)?;
+        }
+        for webhook in remote_called(remote, kind, request) {
+            if let Some(response) = webhook.call(&review(kind, request, Some(object), old))? {
+                changed |= apply(&webhook.name, &response, object)?;
+            }
         }
         Ok(changed)
     }
 
-    /// Calls the validating webhooks for `request`.
+    /// Calls the validating webhooks for `request`: the project's, then those registered by URL
+    /// (`remote`).
     pub(super) fn validate(
         &self,
         kind: &Kind,
         request: &Request,
         object: Option<&Value>,
         old: Option<&Value>,
+        remote: &[UrlWebhook],
     ) -> Result<(), ApiError> {
         for webhook in self.called(&self.validating, kind, request) {
             let response = webhook.admit(&review(kind, request, object, old));
             check(webhook.registration().name, &response)?;
+        }
+        for webhook in remote_called(remote, kind, request) {
+            if let Some(response) = webhook.call(&review(kind, request, object, old))? {
+                check(&webhook.name, &response)?;
+            }
         }
         Ok(())
     }
@@ -124,6 +125,37 @@ impl Webhooks {
                 .contains(&request.operation)
         })
     }
+}
+
+/// The webhooks among `remote` whose rules match the request.
+fn remote_called<'a>(
+    remote: &'a [UrlWebhook],
+    kind: &'a Kind,
+    request: &'a Request,
+) -> impl Iterator<Item = &'a UrlWebhook> + 'a {
+    remote
+        .iter()
+        .filter(move |webhook| webhook.matches(kind, &request.operation))
+}
+
+/// Applies the JSON patch of a mutating webhook's `response` to `object`, or refuses the
+/// request as the webhook did; whether there was a patch.
+fn apply(name: &str, response: &AdmissionResponse, object: &mut Value) -> Result<bool, ApiError> {
+    check(name, response)?;
+    let Some(patch) = &response.patch else {
+        return Ok(false);
+    };
+    let patch: json_patch::Patch = serde_json::from_slice(patch).map_err(|error| {
+        ApiError::internal(format!(
+            "admission webhook \"{name}\" returned an invalid JSON patch: {error}"
+        ))
+    })?;
+    json_patch::patch(object, &patch).map_err(|error| {
+        ApiError::internal(format!(
+            "admission webhook \"{name}\" returned a JSON patch that does not apply: {error}"
+        ))
+    })?;
+    Ok(true)
 }
 
 /// A refusal as the API server reports it.

@@ -83,11 +83,22 @@
 //!   ([`FakeApiServer::client_as`]) only gets what its RBAC rules grant (`403 Forbidden`); the
 //!   project's admission webhooks are called in-process
 //!   ([`FakeApiServer::register_webhooks`], [`FakeApiServer::install`]).
+//! - Webhooks registered by URL, as a manager run with `--webhook-url` registers them
+//!   ([`crate::webhook::local`]): the webhooks of stored MutatingWebhookConfigurations and
+//!   ValidatingWebhookConfigurations whose `clientConfig` has a `url`, and the conversion webhook
+//!   of a CRD whose `clientConfig` has one, are called over HTTPS, the server's certificate
+//!   verified against the `caBundle` and the URL's host, within `timeoutSeconds`; a call that
+//!   fails refuses the request under `failurePolicy: Fail` (`500`, `failed calling webhook …`, as
+//!   the API server's) and is skipped under `Ignore`. The call blocks the thread of the request
+//!   that makes it: serve such webhooks from another thread, as from another process.
+//!   Configurations that name a Service are not called (the fake has no network to reach one
+//!   through); [`FakeApiServer::register_webhooks`] stands in for them.
 //!
 //! # What it does not do
 //!
 //! No authentication, conversion of `managedFields` between versions, admission webhooks called
-//! for another version than the request's (`matchPolicy: Equivalent`), deletion of a CRD's
+//! for another version than the request's (`matchPolicy: Equivalent`), the `namespaceSelector`,
+//! `objectSelector` and `matchConditions` of webhooks registered by URL, deletion of a CRD's
 //! objects with it, a consistent snapshot for the pages of a list (a page shows the objects as
 //! they are when it is read), the built-in kinds' defaults and further validation, namespaces as a precondition of their
 //! objects, foreground deletion (it is background), scale and other subresources, scheduling,
@@ -124,6 +135,7 @@ mod errors;
 mod fields;
 mod formats;
 mod http;
+mod https;
 mod kinds;
 mod metadata;
 mod rbac;
@@ -131,6 +143,7 @@ mod schema;
 mod selector;
 mod store;
 mod typed;
+mod url_webhooks;
 
 #[cfg(test)]
 mod tests;

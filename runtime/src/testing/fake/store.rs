@@ -15,6 +15,9 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use http::StatusCode;
 use json_patch::PatchOperation;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
@@ -30,6 +33,7 @@ use super::metadata::{self, NameRule};
 use super::schema::Schema;
 use super::selector::Selector;
 use super::typed;
+use super::url_webhooks::UrlWebhook;
 use crate::webhook::{Converter, Webhook};
 
 /// The field manager of the simulated Deployment controller's status writes.
@@ -784,7 +788,9 @@ impl Store {
                 namespace,
                 dry_run,
             };
-            self.webhooks.validate(&kind, &request, None, Some(&live))?;
+            let remote = self.url_webhooks::<ValidatingWebhookConfiguration>();
+            self.webhooks
+                .validate(&kind, &request, None, Some(&live), &remote)?;
         }
         if !finalizers(&live).is_empty() {
             if live["metadata"]["deletionTimestamp"].is_string() {
@@ -1040,17 +1046,36 @@ impl Store {
         };
         let calls_webhooks = caller.scope != Scope::Status;
         self.complete(kind, &enforcement, &mut object, caller.strict)?;
-        if calls_webhooks && self.webhooks.mutate(kind, request, &mut object, old)? {
-            self.complete(kind, &enforcement, &mut object, false)?;
+        if calls_webhooks {
+            let remote = self.url_webhooks::<MutatingWebhookConfiguration>();
+            if self
+                .webhooks
+                .mutate(kind, request, &mut object, old, &remote)?
+            {
+                self.complete(kind, &enforcement, &mut object, false)?;
+            }
         }
         let errors = validate(kind, &enforcement, &object, old)?;
         if !errors.is_empty() {
             return Err(ApiError::invalid_fields(kind, request.name, &errors));
         }
         if calls_webhooks {
-            self.webhooks.validate(kind, request, Some(&object), old)?;
+            let remote = self.url_webhooks::<ValidatingWebhookConfiguration>();
+            self.webhooks
+                .validate(kind, request, Some(&object), old, &remote)?;
         }
         Ok(object)
+    }
+
+    /// The webhooks registered by URL in the stored configurations of kind `C` (mutating or
+    /// validating), ordered by configuration name as the API server orders them.
+    fn url_webhooks<C>(&self) -> Vec<UrlWebhook>
+    where
+        C: kube::Resource<DynamicType = ()>,
+        C::Scope: 'static,
+    {
+        let resource = Kind::of::<C>().resource();
+        UrlWebhook::of_configurations(self.objects_in(&resource, None).map(|(_, object)| object))
     }
 
     /// Prunes and defaults a custom resource as the API server decodes it; with `strict`

@@ -44,6 +44,7 @@
 //! [`rbac_rules`] gives the rules the manager needs for exactly these objects, by name.
 
 mod certificates;
+mod ephemeral;
 mod inject;
 mod pki;
 mod plan;
@@ -54,6 +55,7 @@ mod secret;
 use std::time::{Duration, SystemTime};
 
 pub use certificates::{Pass, SelfSignedCertificates};
+pub use ephemeral::{EPHEMERAL_VALIDITY, EphemeralCertificates};
 pub use inject::{FIELD_MANAGER, InjectError, Targets};
 pub use pki::PkiError;
 pub use plan::Material;

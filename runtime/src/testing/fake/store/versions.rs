@@ -1,14 +1,16 @@
 //! The versions of a resource, stored as the API server stores them: every object of a resource
 //! once, in the version it was written in (the storage version of the time), whatever version it
 //! is read and written in; a write stores it in the storage version of the day, and a read
-//! converts it to the version asked for: through the kind's conversion webhook
-//! ([`Store::register_webhooks`]), or, with the `None` strategy, by changing its `apiVersion`
+//! converts it to the version asked for: through the kind's conversion webhook (at the URL of the
+//! CRD's `clientConfig`, over HTTPS, or the project's converter of
+//! [`Store::register_webhooks`] in-process), or, with the `None` strategy, by changing its `apiVersion`
 //! only. Either way the result is pruned and defaulted with the schema of the version asked for,
 //! as the API server does when it reads an object from etcd.
 
 use serde_json::{Value, json};
 
 use super::super::errors::ApiError;
+use super::super::https::{DEFAULT_TIMEOUT, Endpoint};
 use super::super::kinds::{Kind, ResourceKey};
 use super::Store;
 
@@ -83,19 +85,20 @@ impl Store {
             .crd_of(&resource.storage())
             .and_then(|crd| crd["spec"]["conversion"]["strategy"].as_str())
             .unwrap_or("None");
-        let mut converted = match converter {
-            Some(converter) => {
+        let webhook = self
+            .crd_of(&resource.storage())
+            .map(|crd| &crd["spec"]["conversion"]["webhook"]["clientConfig"])
+            .and_then(|client_config| Endpoint::of(client_config, DEFAULT_TIMEOUT));
+        let mut converted = match (converter, webhook) {
+            // A CRD whose conversion webhook has a URL is converted there, over HTTPS, as the
+            // API server does; the project's converter stands in for one behind a Service.
+            (_, Some(endpoint)) if strategy == "Webhook" => {
+                convert_at(&endpoint, object, &desired).map_err(|why| failed(&why))?
+            }
+            (Some(converter), _) => {
                 // What the API server posts to the webhook, answered by the runtime's own
                 // handler of `/convert`.
-                let review = json!({
-                    "apiVersion": "apiextensions.k8s.io/v1",
-                    "kind": "ConversionReview",
-                    "request": {
-                        "uid": "00000000-0000-4000-b000-000000000000",
-                        "desiredAPIVersion": desired,
-                        "objects": [object],
-                    },
-                });
+                let review = conversion_review(object, &desired);
                 let answer =
                     crate::webhook::conversion::review(std::slice::from_ref(converter), &review);
                 let response = answer
@@ -114,12 +117,12 @@ impl Store {
                     }
                 }
             }
-            None if strategy == "Webhook" => {
+            (None, _) if strategy == "Webhook" => {
                 return Err(failed(
                     "the fake API server has no conversion webhook for it: register the project's webhooks (FakeApiServer::register_webhooks or install)",
                 ));
             }
-            None => {
+            (None, _) => {
                 let mut converted = object.clone();
                 converted["apiVersion"] = json!(desired);
                 converted
@@ -134,6 +137,52 @@ impl Store {
             schema.default(&mut converted);
         }
         Ok(converted)
+    }
+}
+
+/// The `ConversionReview` the API server posts to convert `object` to `desired`.
+fn conversion_review(object: &Value, desired: &str) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {
+            "uid": "00000000-0000-4000-b000-000000000000",
+            "desiredAPIVersion": desired,
+            "objects": [object],
+        },
+    })
+}
+
+/// `object` converted to `desired` by the conversion webhook at `endpoint`, with the API
+/// server's checks of the answer: the request's `uid`, a `Success`, one object of the desired
+/// version.
+fn convert_at(endpoint: &Endpoint, object: &Value, desired: &str) -> Result<Value, String> {
+    let review = conversion_review(object, desired);
+    let answer = endpoint.post(&review)?;
+    let response = &answer["response"];
+    if response.is_null() {
+        return Err("conversion webhook response was absent".to_owned());
+    }
+    if response["uid"] != review["request"]["uid"] {
+        return Err(format!(
+            "expected response.uid={}, got {}",
+            review["request"]["uid"], response["uid"]
+        ));
+    }
+    if response["result"]["status"] != "Success" {
+        let message = response["result"]["message"].as_str().unwrap_or_default();
+        return Err(format!("conversion webhook failed: {message}"));
+    }
+    match response["convertedObjects"].as_array().map(Vec::as_slice) {
+        Some([converted]) if converted["apiVersion"] == desired => Ok(converted.clone()),
+        Some([converted]) => Err(format!(
+            "invalid converted object: expected apiVersion {desired}, got {}",
+            converted["apiVersion"]
+        )),
+        objects => Err(format!(
+            "expected 1 converted object, got {}",
+            objects.map_or(0, <[Value]>::len)
+        )),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::testing::fake::{FakeApiServer, Verb};
 use crate::webhook::{Converter, Spoke, Webhook};
 
 /// The second version of [`Widget`]: `size` is called `replicas`.
-mod v2 {
+pub(super) mod v2 {
     use super::*;
 
     #[derive(
@@ -28,8 +28,10 @@ mod v2 {
         namespaced,
         status = "WidgetStatus"
     )]
-    pub(super) struct WidgetSpec {
-        pub(super) replicas: i32,
+    // The struct `CustomResource` derives takes this visibility, and the tests of webhooks at a
+    // URL use the kind too.
+    pub(in crate::testing::fake::tests) struct WidgetSpec {
+        pub(in crate::testing::fake::tests) replicas: i32,
     }
 }
 
@@ -58,12 +60,12 @@ impl From<v2::Widget> for Widget {
 }
 
 /// The Widget CRD with both versions served and `storage` as the storage version.
-fn crd(storage: &str) -> CustomResourceDefinition {
+pub(super) fn crd(storage: &str) -> CustomResourceDefinition {
     merge_crds(vec![Widget::crd(), v2::Widget::crd()], storage).unwrap()
 }
 
 /// The conversion webhook of Widget, v2 the hub.
-fn conversion() -> Webhook {
+pub(super) fn conversion() -> Webhook {
     Webhook::conversion(Converter::new::<v2::Widget>(vec![Spoke::new::<Widget>()]))
 }
 
