@@ -37,6 +37,7 @@
 
 pub mod cache;
 pub mod controller;
+mod lease;
 #[cfg(feature = "e2e")]
 pub mod e2e;
 pub mod manager;
