@@ -13,6 +13,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
+use crate::cache::Cache;
 use crate::controller::{Context, Runner};
 use crate::manager::Shared;
 use crate::testing::fake::{FakeApiServer, Verb};
@@ -45,6 +46,19 @@ fn secret_of(map: &ConfigMap) -> Vec<String> {
 
 /// What a controller saw, one line per reconciliation.
 type Seen = Arc<Mutex<Vec<String>>>;
+
+/// The mapper of the tests' Secret watches: the ConfigMaps that name the changed Secret, found
+/// through the `secret` index of `maps`.
+fn naming(maps: Cache<ConfigMap>) -> impl Fn(Secret) -> Vec<ObjectRef<ConfigMap>> {
+    move |secret: Secret| {
+        let namespace = secret.namespace();
+        let named = maps.indexed(namespace.as_deref(), "secret", &secret.name_any());
+        named
+            .iter()
+            .map(|map| ObjectRef::from_obj(map.as_ref()))
+            .collect()
+    }
+}
 
 /// A controller of ConfigMaps that notes, for every reconciliation, the `value` annotation of the
 /// Secret that the ConfigMap's `secret` value names (`-` when there is none) and the names of the
@@ -109,14 +123,7 @@ async fn a_controller_reads_its_caches_and_a_secret_change_reconciles_what_names
         .caches::<PartialObjectMeta<Pod>>(watcher::Config::default());
     let maps = runner.cache::<ConfigMap>();
     let controller = runner
-        .watches(watcher::Config::default(), move |secret: Secret| {
-            let namespace = secret.namespace();
-            let named = maps.indexed(namespace.as_deref(), "secret", &secret.name_any());
-            named
-                .iter()
-                .map(|map| ObjectRef::from_obj(map.as_ref()))
-                .collect::<Vec<_>>()
-        })
+        .watches(watcher::Config::default(), naming(maps))
         .run(reconcile, Arc::clone(&seen));
     let controller = tokio::spawn(controller);
     let seen_now = || {
@@ -181,14 +188,7 @@ async fn a_watch_with_a_predicate_reconciles_only_the_changes_it_sees() {
         .watches_on(
             watcher::Config::default(),
             move |before, secret: &Secret| value(before) != value(Some(secret)),
-            move |secret: Secret| {
-                let namespace = secret.namespace();
-                let named = maps.indexed(namespace.as_deref(), "secret", &secret.name_any());
-                named
-                    .iter()
-                    .map(|map| ObjectRef::from_obj(map.as_ref()))
-                    .collect::<Vec<_>>()
-            },
+            naming(maps),
         )
         .run(reconcile, Arc::clone(&seen));
     let controller = tokio::spawn(controller);
