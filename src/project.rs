@@ -57,6 +57,10 @@ pub struct Project {
     pub repo: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// The manager spreads each controller's objects over its replicas (`--sharding`;
+    /// docs/sharding.md). operator-rs's own key: kubebuilder has no sharding.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sharding: bool,
     #[serde(default)]
     pub version: String,
     /// Keys this version does not know, kept verbatim.
@@ -218,6 +222,10 @@ impl Project {
         self.check_layout()?;
         check("projectName", &self.project_name, names::ProjectName::parse)?;
         check("domain", &self.domain, names::Domain::parse)?;
+        if self.sharding {
+            names::check_sharded_domain(&self.domain)
+                .map_err(|rule| in_project("domain", InvalidInput::new("", &self.domain, rule)))?;
+        }
         let mut seen: Vec<(bool, &str, &str, &str, &str)> = Vec::new();
         for (i, r) in self.resources.iter().enumerate() {
             let key = |field: &str| format!("resources[{i}].{field}");

@@ -8,6 +8,7 @@ pub mod journal;
 pub mod line_endings;
 pub mod lock;
 pub mod markers;
+pub mod patch;
 mod plan;
 pub mod rustfmt;
 pub mod table;

@@ -97,6 +97,9 @@ fn command_lines(project: &Project, license: &License, license_file: &Path) -> V
     if project.namespaced {
         init.flag("namespaced", "true");
     }
+    if project.sharding {
+        init.flag("sharding", "true");
+    }
     match license {
         License::Flags(Recognized { license, owner, .. }) => {
             init.flag("license", license.as_str());

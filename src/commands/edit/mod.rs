@@ -1,6 +1,7 @@
 //! `operator-rs edit`: changes the project's configuration after `init`, as kubebuilder's `edit`:
 //! `--multigroup` (moves the kinds to the multigroup layout), `--namespaced` (the manager's scope),
-//! `--license`/`--license-file`/`--owner` (the license header of the Rust files), `--plugins`.
+//! `--sharding` (the manager's replicas share the objects), `--license`/`--license-file`/`--owner`
+//! (the license header of the Rust files), `--plugins`.
 //!
 //! Files that `init` wrote and that depend on a flag are brought to what `init` with the new value
 //! writes by the difference between the two renders: each changed block is found in the file
@@ -10,8 +11,8 @@
 
 //!
 //! One module per change: [`retarget`] (the files of `init` and the RBAC helper roles, for
-//! `--namespaced` and `--multigroup`), [`multigroup`] (the kinds moved into groups), [`license`]
-//! (the license header).
+//! `--namespaced`, `--multigroup` and `--sharding`), [`multigroup`] (the kinds moved into groups),
+//! [`license`] (the license header); `--sharding`'s own file is `commands::sharding`'s.
 
 mod license;
 mod multigroup;
@@ -69,8 +70,15 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
     if let Some(multigroup) = args.multigroup {
         new.multigroup = multigroup;
     }
+    if let Some(sharding) = args.sharding {
+        new.sharding = sharding;
+    }
 
     let mut plan = Plan::new(dir, args.force);
+    if new.sharding && !old.sharding {
+        // Before any file changes: what the manager would refuse is refused here.
+        super::sharding::check_edit(&plan, &new.domain)?;
+    }
     if new.multigroup != old.multigroup {
         if new.multigroup {
             multigroup::to_multigroup(&mut plan, &old, &mut new, &old_header)?;
@@ -98,6 +106,16 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
                 super::cluster_rbac::add(&mut plan, &ProjectVars::new(&new, &old_header))?;
             } else {
                 super::cluster_rbac::remove(&mut plan)?;
+            }
+        }
+    }
+    if new.sharding != old.sharding {
+        let vars = ProjectVars::new(&new, &old_header);
+        super::sharding::switch(&mut plan, &vars, new.sharding, args.force)?;
+        // The plugins' files that hold the manager's settings (the Helm chart's values.yaml).
+        for plugin in plugins::recorded_project_parts(&old) {
+            if let Some(part) = plugin.project() {
+                part.retarget(&mut plan, &old, &new)?;
             }
         }
     }

@@ -1,10 +1,11 @@
-//! `--namespaced` and `--multigroup`: the files of `init` that depend on them, brought to what
-//! `init` with the new value writes, and the RBAC helper roles of the kinds.
+//! `--namespaced`, `--multigroup` and `--sharding`: the files of `init` that depend on them,
+//! brought to what `init` with the new value writes, and the RBAC helper roles of the kinds.
 
 use anyhow::{Result, bail};
 
 use crate::project::Project;
 use crate::scaffold::Plan;
+use crate::scaffold::patch::patch;
 use crate::vars::{InitVars, ProjectVars};
 
 /// The template variables of `init`, for the difference between two renders (README's license
@@ -25,9 +26,9 @@ pub(super) fn init_files(
     header: &str,
     force: bool,
 ) -> Result<()> {
-    if old.namespaced == new.namespaced && old.multigroup == new.multigroup {
+    let Some(flag) = changed_flag(old, new) else {
         return Ok(());
-    }
+    };
     let before = crate::commands::init::FILES.render(&init_vars(old, header))?;
     let after = crate::commands::init::FILES.render(&init_vars(new, header))?;
     for (was, will) in before.iter().zip(&after) {
@@ -47,11 +48,7 @@ pub(super) fn init_files(
             None => bail!(
                 "cannot update {path}: the part of it that depends on {} is not as operator-rs \
                  wrote it; change it by hand to what `operator-rs init` writes{}",
-                if old.namespaced != new.namespaced {
-                    "--namespaced"
-                } else {
-                    "--multigroup"
-                },
+                flag,
                 if path.starts_with("config/") {
                     ", or pass --force to overwrite it"
                 } else {
@@ -61,6 +58,19 @@ pub(super) fn init_files(
         }
     }
     Ok(())
+}
+
+/// The first flag of `edit` whose change `init`'s files depend on, if one changed.
+fn changed_flag(old: &Project, new: &Project) -> Option<&'static str> {
+    if old.namespaced != new.namespaced {
+        Some("--namespaced")
+    } else if old.multigroup != new.multigroup {
+        Some("--multigroup")
+    } else if old.sharding != new.sharding {
+        Some("--sharding")
+    } else {
+        None
+    }
 }
 
 /// The RBAC helper roles of the kinds (`config/rbac/<kind>_{admin,editor,viewer}_role.yaml`) are
@@ -99,140 +109,4 @@ pub(super) fn helper_roles(plan: &mut Plan, namespaced: bool) -> Result<()> {
         })?;
     }
     Ok(())
-}
-
-/// Brings `current` from the render `old` to the render `new`: each block that differs is found
-/// in `current` with a line of context on either side, or without context when it is unique, and
-/// replaced. `None` when a block cannot be found exactly once.
-pub(crate) fn patch(current: &str, old: &str, new: &str) -> Option<String> {
-    if current == old {
-        return Some(new.to_string());
-    }
-    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
-    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-    let mut lines: Vec<String> = current.split_inclusive('\n').map(String::from).collect();
-    for (a, b, c, d) in hunks(&old_lines, &new_lines) {
-        let before: Vec<&str> = old_lines[a.saturating_sub(1)..a].to_vec();
-        let after: Vec<&str> = old_lines.get(b).copied().into_iter().collect();
-        let removed = &old_lines[a..b];
-        let added = &new_lines[c..d];
-        let candidates: Vec<(Vec<&str>, usize)> = {
-            let mut with_context = before.clone();
-            with_context.extend_from_slice(removed);
-            with_context.extend(after.iter().copied());
-            let mut list = vec![(with_context, before.len())];
-            if !removed.is_empty() {
-                list.push((removed.to_vec(), 0));
-            }
-            list
-        };
-        // Already there (an earlier edit, or the user's): nothing to do.
-        let mut done = before.clone();
-        done.extend_from_slice(added);
-        done.extend(after.iter().copied());
-        let mut applied = false;
-        for (pattern, skip) in &candidates {
-            if let Some(at) = find_unique(&lines, pattern) {
-                let start = at + skip;
-                lines.splice(
-                    start..start + removed.len(),
-                    added.iter().map(|s| s.to_string()),
-                );
-                applied = true;
-                break;
-            }
-        }
-        if !applied {
-            if find_unique(&lines, &done).is_some() && !added.is_empty() {
-                continue;
-            }
-            return None;
-        }
-    }
-    Some(lines.concat())
-}
-
-/// The position of the only occurrence of `pattern` (a sequence of lines) in `lines`.
-fn find_unique(lines: &[String], pattern: &[&str]) -> Option<usize> {
-    if pattern.is_empty() || pattern.len() > lines.len() {
-        return None;
-    }
-    let mut found = None;
-    for i in 0..=lines.len() - pattern.len() {
-        if lines[i..i + pattern.len()]
-            .iter()
-            .zip(pattern)
-            .all(|(l, p)| l == p)
-        {
-            if found.is_some() {
-                return None;
-            }
-            found = Some(i);
-        }
-    }
-    found
-}
-
-/// The blocks where `new` differs from `old`: old lines `a..b` become new lines `c..d`.
-fn hunks(old: &[&str], new: &[&str]) -> Vec<(usize, usize, usize, usize)> {
-    let (n, m) = (old.len(), new.len());
-    // lcs[i][j]: length of the longest common subsequence of old[i..] and new[j..].
-    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i][j] = if old[i] == new[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let mut out = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    let mut open: Option<(usize, usize)> = None;
-    while i < n || j < m {
-        if i < n && j < m && old[i] == new[j] {
-            if let Some((a, c)) = open.take() {
-                out.push((a, i, c, j));
-            }
-            i += 1;
-            j += 1;
-        } else {
-            open.get_or_insert((i, j));
-            if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-                j += 1;
-            } else {
-                i += 1;
-            }
-        }
-    }
-    if let Some((a, c)) = open {
-        out.push((a, n, c, m));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn patches_apply_around_the_users_edits() {
-        let old = "a\nb\nc\nd\n";
-        let new = "a\nb\nX\nc\nd\n";
-        assert_eq!(patch(old, old, new).unwrap(), new);
-        let mine = "mine\na\nb\nc\nd\nmore\n";
-        assert_eq!(
-            patch(mine, old, new).unwrap(),
-            "mine\na\nb\nX\nc\nd\nmore\n"
-        );
-        // Already there: nothing to do; back again: removed.
-        assert_eq!(
-            patch("mine\na\nb\nX\nc\nd\n", old, new).unwrap(),
-            "mine\na\nb\nX\nc\nd\n"
-        );
-        assert_eq!(patch("a\nb\nX\nc\nd\n", new, old).unwrap(), old);
-        // A block that is not there is refused.
-        assert_eq!(patch("q\nr\n", "k: A\n", "k: B\n"), None);
-    }
 }
