@@ -532,6 +532,21 @@ mod tests {
         );
     }
 
+    /// `sharding: true` is `init --sharding`, which writes the manager's flag, replicas and
+    /// PodDisruptionBudget as `edit --sharding` did.
+    #[test]
+    fn sharding_is_replayed_by_init() {
+        let mut p = project();
+        let init = |p: &Project| {
+            command_lines(p, &License::None, Path::new("unused"))[0]
+                .0
+                .clone()
+        };
+        assert!(!init(&p).contains(&"--sharding=true".to_string()));
+        p.sharding = true;
+        assert!(init(&p).contains(&"--sharding=true".to_string()));
+    }
+
     /// Records of named controllers, and external kinds with their CRD file.
     #[test]
     fn named_controllers_and_external_kinds() {
