@@ -824,5 +824,17 @@ version: "3"
         let multigroup =
             "multigroup: true\nresources:\n- group: 3d\n  kind: Captain\n  version: v1\n";
         assert!(refusal(&ours(multigroup)).contains("resources[0].group"));
+        // A hand-written `sharding: true` in a domain too long for the ring's name.
+        Project::parse(&ours("sharding: true\n"))
+            .unwrap()
+            .validate()
+            .unwrap();
+        let long =
+            ours("sharding: true\n").replace("example.com", &format!("{}.com", "a".repeat(51)));
+        let err = refusal(&long);
+        assert!(
+            err.contains("domain in PROJECT") && err.contains("--sharding"),
+            "{err}"
+        );
     }
 }
