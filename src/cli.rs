@@ -44,6 +44,9 @@ pub enum Command {
   # APIs from several groups (src/api/<group>/<version>/)
   operator-rs init --domain example.com --multigroup --project-name fleet
 
+  # A manager whose replicas share the objects (3 replicas, --leader-elect --sharding)
+  operator-rs init --domain example.com --sharding
+
   # See what would be written
   operator-rs init --domain example.com --dry-run")]
     Init(InitArgs),
@@ -52,7 +55,7 @@ pub enum Command {
     #[command(subcommand)]
     Create(CreateCommand),
 
-    /// Change the project's configuration: layout, scope, license header.
+    /// Change the project's configuration: layout, scope, sharding, license header.
     #[command(after_help = "Examples:
   # Move the project's kinds to the multigroup layout (src/api/<group>/<version>/ …)
   operator-rs edit --multigroup
@@ -60,6 +63,10 @@ pub enum Command {
   # Scope the manager to its own namespace (Role/RoleBinding, WATCH_NAMESPACE), or back
   operator-rs edit --namespaced
   operator-rs edit --namespaced=false
+
+  # Spread the objects over 3 replicas of the manager, or back to one active replica
+  operator-rs edit --sharding
+  operator-rs edit --sharding=false
 
   # Change the license header of the Rust files operator-rs wrote
   operator-rs edit --license apache2 --owner \"Acme Corp\"
@@ -699,6 +706,11 @@ pub struct InitArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub multigroup: bool,
 
+    /// Spread each controller's objects over the manager's replicas (the manager's --sharding,
+    /// 3 replicas, a PodDisruptionBudget; docs/sharding.md).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub sharding: bool,
+
     #[command(flatten)]
     pub kubebuilder: KubebuilderInitArgs,
 
@@ -750,6 +762,11 @@ pub struct EditArgs {
     /// whole cluster (ClusterRole/ClusterRoleBinding).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
     pub namespaced: Option<bool>,
+
+    /// Spread each controller's objects over the manager's replicas (the manager's --sharding,
+    /// 3 replicas, a PodDisruptionBudget); false: one active replica, as init writes it.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub sharding: Option<bool>,
 
     /// New license header of the Rust files operator-rs wrote (with --owner, or the owner of the
     /// current header).

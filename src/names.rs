@@ -94,6 +94,23 @@ pub fn is_dns1035_label(s: &str) -> bool {
 /// subdomain too.
 pub const MAX_DOMAIN: usize = 253 - "01234567.".len();
 
+/// The longest domain of a project with `--sharding`: the leader election ID,
+/// `<8 hex digits>.<domain>`, names the sharding ring, and the ring's name is a label value (at
+/// most 63 characters) on every replica's Lease; the manager refuses a longer one when it starts.
+pub const MAX_SHARDED_DOMAIN: usize = 63 - "01234567.".len();
+
+/// Whether a project of `domain` can shard: `Err` holds the rule broken, for the caller's message.
+pub fn check_sharded_domain(domain: &str) -> Result<(), String> {
+    if domain.len() <= MAX_SHARDED_DOMAIN {
+        return Ok(());
+    }
+    Err(format!(
+        "--sharding needs a domain of at most {MAX_SHARDED_DOMAIN} characters: the leader \
+         election ID, <8 hex digits>.<domain>, names the sharding ring, a label value (at most 63 \
+         characters) on every replica's Lease"
+    ))
+}
+
 /// The project's domain (`--domain`); API groups are `<group>.<domain>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Domain(String);

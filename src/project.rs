@@ -57,6 +57,10 @@ pub struct Project {
     pub repo: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// The manager spreads each controller's objects over its replicas (`--sharding`;
+    /// docs/sharding.md). operator-rs's own key: kubebuilder has no sharding.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sharding: bool,
     #[serde(default)]
     pub version: String,
     /// Where the webhooks' serving certificate comes from (`create webhook --webhook-certs`,
@@ -266,6 +270,10 @@ impl Project {
         self.check_layout()?;
         check("projectName", &self.project_name, names::ProjectName::parse)?;
         check("domain", &self.domain, names::Domain::parse)?;
+        if self.sharding {
+            names::check_sharded_domain(&self.domain)
+                .map_err(|rule| in_project("domain", InvalidInput::new("", &self.domain, rule)))?;
+        }
         let mut seen: Vec<(bool, &str, &str, &str, &str)> = Vec::new();
         for (i, r) in self.resources.iter().enumerate() {
             let key = |field: &str| format!("resources[{i}].{field}");
@@ -864,5 +872,17 @@ version: "3"
         let multigroup =
             "multigroup: true\nresources:\n- group: 3d\n  kind: Captain\n  version: v1\n";
         assert!(refusal(&ours(multigroup)).contains("resources[0].group"));
+        // A hand-written `sharding: true` in a domain too long for the ring's name.
+        Project::parse(&ours("sharding: true\n"))
+            .unwrap()
+            .validate()
+            .unwrap();
+        let long =
+            ours("sharding: true\n").replace("example.com", &format!("{}.com", "a".repeat(51)));
+        let err = refusal(&long);
+        assert!(
+            err.contains("domain in PROJECT") && err.contains("--sharding"),
+            "{err}"
+        );
     }
 }

@@ -57,6 +57,91 @@ fn namespaced_gives_what_init_namespaced_gives_and_back() {
 }
 
 #[test]
+fn sharding_gives_what_init_sharding_gives_and_back() {
+    let (_a, plain) = folder("plain");
+    let (_b, sharded) = folder("sharded");
+    project(&plain, &[], CREW);
+    project(&sharded, &["--sharding"], CREW);
+    let (plain_tree, sharded_tree) = (tree(&plain), tree(&sharded));
+
+    run_ok(&plain, &["edit", "--sharding"]);
+    assert_eq!(tree(&plain), sharded_tree);
+    // Again: nothing changes.
+    run_ok(&plain, &["edit", "--sharding=true"]);
+    assert_eq!(tree(&plain), sharded_tree);
+
+    run_ok(&sharded, &["edit", "--sharding=false"]);
+    assert_eq!(tree(&sharded), plain_tree);
+}
+
+/// What `edit --sharding` changes in a project as `init` wrote it, and `--sharding=false` puts
+/// back: one snapshot each.
+#[test]
+fn sharding_snapshots() {
+    let (_tmp, dir) = folder("demo");
+    run_ok(
+        &dir,
+        &["init", "--domain", "example.com", "--owner", "Acme"],
+    );
+    let commands = vec![vec!["edit", "--sharding"], vec!["edit", "--sharding=false"]];
+    support::snapshot_steps("edit", "sharding", &dir, &commands, |name, doc| {
+        insta::assert_snapshot!(name.to_string(), doc);
+    });
+}
+
+/// What the manager would refuse, `edit --sharding` refuses, and the tree stays as it was; a
+/// PodDisruptionBudget of the user's is theirs unless --force.
+#[test]
+fn sharding_refusals() {
+    let (_tmp, dir) = folder("crew");
+    project(&dir, &[], &[]);
+    let manager = dir.join("config/manager/manager.yaml");
+    let text = std::fs::read_to_string(&manager).unwrap();
+    std::fs::write(&manager, text.replace("          - --leader-elect\n", "")).unwrap();
+    assert_refused(
+        &dir,
+        &["edit", "--sharding"],
+        &[
+            "--sharding needs --leader-elect",
+            "config/manager/manager.yaml",
+        ],
+    );
+    assert_refused(
+        &dir,
+        &["edit", "--sharding", "--force"],
+        &["--sharding needs --leader-elect"],
+    );
+    std::fs::write(&manager, &text).unwrap();
+
+    let pdb = dir.join("config/manager/pod_disruption_budget.yaml");
+    std::fs::write(&pdb, "# mine\n").unwrap();
+    assert_refused(
+        &dir,
+        &["edit", "--sharding"],
+        &["config/manager/pod_disruption_budget.yaml", "--force"],
+    );
+    run_ok(&dir, &["edit", "--sharding", "--force"]);
+    let written = std::fs::read_to_string(&pdb).unwrap();
+    assert!(written.contains("maxUnavailable: 1"), "{written}");
+    std::fs::write(&pdb, format!("{written}# mine\n")).unwrap();
+    assert_refused(
+        &dir,
+        &["edit", "--sharding=false"],
+        &["config/manager/pod_disruption_budget.yaml", "--force"],
+    );
+
+    let (_tmp2, long) = folder("long");
+    let domain = format!("{}.example.com", "d".repeat(50));
+    assert_refused(
+        &long,
+        &["init", "--domain", &domain, "--sharding"],
+        &["--domain", "at most 54 characters"],
+    );
+    run_ok(&long, &["init", "--domain", &domain]);
+    assert_refused(&long, &["edit", "--sharding"], &["at most 54 characters"]);
+}
+
+#[test]
 fn dry_run_writes_nothing() {
     let (_tmp, dir) = folder("crew");
     project(&dir, &[], CREW);

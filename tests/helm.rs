@@ -139,3 +139,69 @@ fn alpha_generate_makes_the_chart_after_make_manifests_only() {
     assert!(out.join(".github/workflows/auto_update.yml").is_file());
     assert!(!out.join("dist/chart/templates").exists());
 }
+
+/// With --sharding, the chart runs the manager as config/ does: three replicas, `--sharding` in
+/// its arguments, the PodDisruptionBudget; `edit --sharding` brings values.yaml (the user's)
+/// along, and the next `edit --plugins helm/v2-alpha` the templates.
+#[test]
+fn sharding_reaches_the_chart() {
+    const PDB: &str = "dist/chart/templates/manager/controller-manager-poddisruptionbudget.yaml";
+    let sharded = |dir: &std::path::Path| {
+        let values: serde_yaml::Value = serde_yaml::from_str(&read(dir, VALUES)).unwrap();
+        assert_eq!(values["manager"]["replicas"], 3, "{values:?}");
+        let args: Vec<&str> = values["manager"]["args"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a.as_str())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "--leader-elect",
+                "--sharding",
+                "--health-probe-bind-address=:8081"
+            ]
+        );
+        let pdb = read(dir, PDB);
+        assert!(pdb.contains("maxUnavailable: 1"), "{pdb}");
+        assert!(pdb.contains("namespace: {{ .Release.Namespace }}"), "{pdb}");
+    };
+    let (_a, fresh) = folder("fresh");
+    run_ok(
+        &fresh,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--sharding",
+            "--plugins",
+            "helm/v2-alpha",
+        ],
+    );
+    sharded(&fresh);
+
+    let (_b, dir) = folder("later");
+    run_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--plugins",
+            "helm/v2-alpha",
+        ],
+    );
+    assert!(!dir.join(PDB).exists());
+    let plain_values = read(&dir, VALUES);
+    let out = run_ok(&dir, &["edit", "--sharding"]);
+    assert!(out.contains("make helm-chart"), "{out}");
+    run_ok(&dir, &["edit", "--plugins", "helm/v2-alpha"]);
+    sharded(&dir);
+    run_ok(
+        &dir,
+        &["edit", "--sharding=false", "--plugins", "helm/v2-alpha"],
+    );
+    assert_eq!(read(&dir, VALUES), plain_values);
+    assert!(!dir.join(PDB).exists());
+}

@@ -852,6 +852,7 @@ fn init_args(domain: &str, name: Option<&str>, owner: &str, multigroup: bool) ->
         license_file: None,
         namespaced: false,
         multigroup,
+        sharding: false,
         kubebuilder: Default::default(),
         common: CommonArgs { dry_run: false },
     }

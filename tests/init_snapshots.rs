@@ -36,3 +36,8 @@ fn init_license_none() {
 fn init_multigroup() {
     snapshot_init("init_multigroup", &["--multigroup"]);
 }
+
+#[test]
+fn init_sharding() {
+    snapshot_init("init_sharding", &["--sharding"]);
+}

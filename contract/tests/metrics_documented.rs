@@ -1,7 +1,7 @@
 //! Every metric family docs/manager.md's table lists is one the manager's registry serves, and
 //! every family it serves is listed: once the code that records each family has run (a
-//! controller's reconciliations, the client's requests, leader election, the webhook server, a
-//! storage version migration).
+//! controller's reconciliations, the client's requests, leader election, sharding, the webhook
+//! server, a storage version migration).
 //! The Grafana dashboards of operator-rs's plugin are checked against the same table
 //! (tests/grafana_dashboards.rs at the repository's root), so their queries hit what is served.
 
@@ -60,6 +60,11 @@ async fn served_series() -> BTreeSet<String> {
     metrics
         .leader_election("6e1ac2c5.example.com")
         .set_leading(true);
+    // With --sharding, the elected replica records the ring's.
+    let sharding = metrics.sharding();
+    sharding.set_members("6e1ac2c5.example.com", 2);
+    sharding.set_objects("test", [("manager-a", 1)]);
+    sharding.moved("test");
     // The webhook server's metrics start with their series at 0, by path.
     let registration = Registration {
         name: "mconfigmap-v1.kb.io",

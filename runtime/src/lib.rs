@@ -13,6 +13,9 @@
 //! - [`controller`]: runs one kube-runtime controller per watched namespace with metrics, retry
 //!   backoff, events and readiness, so that a controller file holds only `reconcile`, its RBAC
 //!   rules and its tests.
+//! - [`sharding`]: with `--sharding`, the objects of each controller spread over the replicas,
+//!   each watching and reconciling its share, with hand-overs that never let two reconcile one
+//!   object at once.
 //! - [`cache`]: what the controllers' watches hold, which they read from instead of the API
 //!   server: by name, namespace, labels, owner, or an index of their own.
 //! - [`webhook`]: the HTTPS server for admission and conversion webhooks, and the
@@ -42,10 +45,12 @@ pub mod cache;
 pub mod controller;
 #[cfg(feature = "e2e")]
 pub mod e2e;
+mod lease;
 pub mod manager;
 pub mod manifests;
 pub mod metrics;
 pub mod migration;
+pub mod sharding;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhook;

@@ -46,6 +46,9 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         None => ProjectName::from_folder(&folder_name(dir)?)?,
     };
     check_owner(&args.owner)?;
+    if args.sharding {
+        super::sharding::check_init_domain(domain.as_str())?;
+    }
     let kb = &args.kubebuilder;
     let selection = plugins::select(&kb.plugins, "init")?;
     if let Some(version) = &kb.project_version
@@ -74,6 +77,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         layout: vec![LAYOUT.to_string()],
         multigroup: args.multigroup,
         namespaced: args.namespaced,
+        sharding: args.sharding,
         project_name: name.as_str().to_string(),
         repo,
         version: "3".to_string(),
@@ -101,6 +105,11 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
             file.contents
         };
         create_new(&mut plan, &file.path, contents)?;
+    }
+    if project.sharding {
+        for (path, contents) in super::sharding::files(&vars.project)? {
+            create_new(&mut plan, &path, contents)?;
+        }
     }
     // The runtime crate the project depends on, as this operator-rs ships it.
     for (path, contents) in runtime_crate::files() {

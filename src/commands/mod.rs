@@ -13,6 +13,7 @@ mod external_types;
 pub mod generate;
 pub mod init;
 mod layout;
+mod sharding;
 pub mod version;
 mod webhook_certs;
 
@@ -173,6 +174,7 @@ fn all_tables() -> Vec<&'static dyn crate::scaffold::table::Checked> {
     tables.extend(layout::tables());
     tables.extend(external_types::tables());
     tables.extend(cluster_rbac::tables());
+    tables.extend(sharding::tables());
     tables.extend(plugins::tables());
     tables
 }

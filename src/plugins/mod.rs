@@ -116,6 +116,15 @@ pub trait ProjectPart: Sync {
 
     /// Record: its config in PROJECT (kubebuilder's `plugins.<key>: {}` for these plugins).
     fn record(&self, project: &mut Project);
+
+    /// `edit` changed the project's configuration from `old` to `new` (`--sharding`): bring the
+    /// plugin's files that are the user's, but hold settings `init`'s files have too, in line, as
+    /// `edit` does with `init`'s files (each changed block replaced where it is as operator-rs
+    /// wrote it, a refusal naming the file where it is not). Its own files come with its next
+    /// run. Nothing by default.
+    fn retarget(&self, _plan: &mut Plan, _old: &Project, _new: &Project) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The plugins that PROJECT records a project-wide part of, in the order of [`ALL`]: what `edit

@@ -1,7 +1,8 @@
 //! Bringing a file that operator-rs rendered, and that its user may have edited since, from one
 //! render to the next: `edit` (the files of `init` after `--namespaced` or `--multigroup`) and the
-//! webhook-certificate files (after `create webhook` or `edit --webhook-certs`) change only the
-//! blocks in which the two renders differ, so the user's edits elsewhere stay.
+//! webhook-certificate files (after `create webhook` or `edit --webhook-certs`), and the Helm
+//! plugin its values.yaml (after `edit --sharding`), change only the blocks in which the two renders
+//! differ, so the user's edits elsewhere stay.
 
 /// Brings `current` from the render `old` to the render `new`: each block that differs is found
 /// in `current` with a line of context on either side, or without context when it is unique, and

@@ -17,6 +17,8 @@ pub struct ProjectVars {
     pub namespaced: bool,
     /// The multigroup layout: `src/api/<group>/<version>/`.
     pub multigroup: bool,
+    /// The manager spreads each controller's objects over its replicas (`--sharding`).
+    pub sharding: bool,
     /// The license header as `//` comment lines (empty for `--license none`), as
     /// `hack/boilerplate.rs.txt` holds it: later commands read it back from there, so a user's
     /// edits carry over.
@@ -42,6 +44,7 @@ impl ProjectVars {
             domain: project.domain.clone(),
             namespaced: project.namespaced,
             multigroup: project.multigroup,
+            sharding: project.sharding,
             boilerplate: boilerplate.to_string(),
             rust_header,
             leader_election_id: leader_election_id(project),

@@ -269,6 +269,8 @@ fn step_slug(args: &[&str]) -> String {
         ("--programmatic-validation", "validation"),
         ("--conversion", "conversion"),
         ("--force", "force"),
+        ("--sharding", "sharding"),
+        ("--sharding=false", "sharding_false"),
     ] {
         if args.contains(&flag) {
             parts.push(word);

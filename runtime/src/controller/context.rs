@@ -33,6 +33,9 @@ pub struct Context<S = ()> {
     pub state: S,
     /// The caches of the controller's watches, by kind (none in a context from [`Context::new`]).
     caches: Caches,
+    /// The member this controller reconciles for with `--sharding`: what
+    /// [`Context::apply_owned`] labels the owned objects with, so that they follow their owner.
+    pub(crate) shard: Option<String>,
 }
 
 impl<S> Context<S> {
@@ -61,6 +64,7 @@ impl<S> Context<S> {
             name,
             state,
             caches,
+            shard: None,
         }
     }
 

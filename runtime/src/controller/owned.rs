@@ -62,6 +62,8 @@ impl<S> Context<S> {
     ///
     /// `object` gets the controller owner reference of [`owner_reference`] (in place of any it
     /// had) and, when it names no namespace and its kind is namespaced, the owner's namespace.
+    /// With `--sharding` it also gets the owner's shard label (this replica's member), which the
+    /// watches of owned kinds select on (see [`crate::sharding`]).
     /// The apply creates a missing object and sets exactly the fields `object` holds, forced: the
     /// controller takes back what someone changed by hand (`kubectl scale`), and leaves alone
     /// the fields it does not set, whoever owns them, such as the `clusterIP` and `nodePort` the
@@ -91,6 +93,10 @@ impl<S> Context<S> {
         meta.owner_references = owner_reference(owner).map(|reference| vec![reference]);
         if meta.namespace.is_none() {
             meta.namespace = owner.meta().namespace.clone();
+        }
+        if let Some(member) = &self.shard {
+            let labels = meta.labels.get_or_insert_default();
+            labels.insert(crate::sharding::SHARD_LABEL.to_owned(), member.clone());
         }
         let namespace = meta.namespace.clone();
         let name = meta.name.clone().unwrap_or_default();

@@ -22,6 +22,7 @@ use crate::cache::{Cache, Cacheable, Caches, strip_for_cache};
 use crate::manager::backoff::Backoff;
 use crate::manager::namespaces::join_controllers;
 use crate::metrics::WorkQueueMetrics;
+use crate::sharding;
 
 /// One watch of a kind other than the reconciled one, for the controller of one namespace.
 struct Watch<K: Resource> {
@@ -188,6 +189,11 @@ where
         Child::Scope: Scope,
     {
         let change: Change<Child> = Arc::new(change);
+        // With `--sharding`, the children of this member's objects only: they carry its label.
+        let config = match &self.shared.sharding {
+            Some(sharding) => sharding.restrict(config),
+            None => config,
+        };
         self.watch(
             config,
             move || watches::owned(Arc::clone(&change)),
@@ -391,12 +397,32 @@ where
         }
         let workers = max_concurrent_reconciles.unwrap_or(shared.max_concurrent_reconciles);
         let primary = caches.register::<K>();
-        let context = Arc::new(Context::with_caches(
-            shared.client.clone(),
-            name,
-            state,
-            caches,
-        ));
+        let mut context = Context::with_caches(shared.client.clone(), name, state, caches);
+        // With `--sharding`: this member's objects only, a drain label reconciles (to hand the
+        // object over), and the elected replica assigns the objects of `K` to the members.
+        let (watcher_config, reconcile_on) = match &shared.sharding {
+            Some(sharding) => {
+                context.shard = Some(sharding.member().to_owned());
+                let namespaces = &shared.watch_namespaces;
+                let apis = <K::Scope as Scope>::apis::<kube::core::PartialObjectMeta<K>>(
+                    namespaces,
+                    &shared.client,
+                );
+                let client = shared.client.clone();
+                let api_in: sharding::assign::ApiIn<K> =
+                    Arc::new(move |namespace| <K::Scope as Scope>::api_in::<K>(&client, namespace));
+                sharding.register(Box::new(move |assignment| {
+                    Box::pin(sharding::assign::run(name, apis, api_in, assignment))
+                }));
+                (
+                    sharding.restrict(watcher_config),
+                    sharding::reconcile_on(reconcile_on),
+                )
+            }
+            None => (watcher_config, reconcile_on),
+        };
+        let sharded = shared.sharding.is_some();
+        let context = Arc::new(context);
         let metrics = shared.metrics.controller(name, workers);
         let queue = shared.metrics.work_queue(name);
         let backoff = Backoff::<K>::default();
@@ -469,13 +495,26 @@ where
                         queue_of_runs.clone(),
                     );
                     // The cache may not have the controller's last write of the object yet.
+                    let cached_draining = sharded && sharding::is_draining(object.as_ref());
                     let object = ctx.latest(object);
                     let reference = ObjectRef::from_obj(object.as_ref());
                     let key = queue_key(&reference);
                     queue.started(key);
-                    let reconciled = reconcile(Arc::clone(&object), ctx);
+                    // An object leaving this member is handed over instead of reconciled: in its
+                    // own reconcile slot, so after any reconcile of it in flight.
+                    let draining =
+                        cached_draining || (sharded && sharding::is_draining(object.as_ref()));
+                    let client = ctx.client.clone();
+                    let reconciled = (!draining).then(|| reconcile(Arc::clone(&object), ctx));
                     async move {
-                        let result = metrics.measure(reconciled).await;
+                        let result = match reconciled {
+                            Some(reconciled) => metrics.measure(reconciled).await,
+                            None => {
+                                let namespace = object.meta().namespace.as_deref();
+                                let api = <K::Scope as Scope>::api_in::<K>(&client, namespace);
+                                Ok(sharding::acknowledge(api, name, object.as_ref()).await)
+                            }
+                        };
                         let requeued =
                             !matches!(&result, Ok(action) if *action == Action::await_change());
                         queue.finished(key, requeued);

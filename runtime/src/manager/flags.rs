@@ -65,6 +65,22 @@ pub struct Flags {
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_go_duration)]
     pub leader_election_retry_period: Duration,
 
+    /// Spread the objects of every controller over the replicas: each replica holds a Lease of
+    /// its own, watches and reconciles only the objects labelled for it, and the elected replica
+    /// (--leader-elect, which this needs) assigns them by consistent hashing. Off: one replica
+    /// reconciles everything, as without this flag. See docs/sharding.md.
+    #[arg(
+        long,
+        value_name = "BOOL",
+        value_parser = parse_go_bool,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        action = ArgAction::Set
+    )]
+    pub sharding: bool,
+
     /// Serve metrics over HTTPS, and only to callers whose bearer token may `get` `/metrics`
     /// (checked with TokenReview and SubjectAccessReview); `--metrics-secure=false` serves plain
     /// HTTP to anyone.
@@ -589,6 +605,10 @@ mod kubebuilder_compatibility {
             Duration::from_secs(10)
         );
         assert_eq!(flags.leader_election_retry_period, Duration::from_secs(2));
+        // No sharding unless asked for.
+        assert!(!flags.sharding);
+        assert!(parse(&["--sharding", "--leader-elect"]).unwrap().sharding);
+        assert!(!parse(&["--sharding=false"]).unwrap().sharding);
         assert_eq!(flags.metrics_cert_path, None);
         assert_eq!(flags.metrics_cert_name, "tls.crt");
         assert_eq!(flags.metrics_cert_key, "tls.key");

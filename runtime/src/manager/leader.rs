@@ -16,8 +16,9 @@
 //!
 //! # Why not a crate
 //!
-//! kube-lease-manager (on kube 5) is the well-kept crate for Lease locks, and this module would use
-//! it if it had the behaviour that kubebuilder users rely on. It does not, today:
+//! kube-lease-manager (0.13.1, on kube 5; re-read from its source for the sharding ring, whose
+//! members hold Leases too) is the well-kept crate for Lease locks, and this module would use it
+//! if it had the behaviour that kubebuilder users rely on. It does not, today:
 //!
 //! - its timing is a lease duration and a grace period in whole seconds, renewed `grace` before
 //!   expiry; controller-runtime's flags are three durations, lease duration, renew deadline and
@@ -30,13 +31,22 @@
 //! - it writes the Lease with patches (server-side apply, strategic merge) that carry no
 //!   `resourceVersion` precondition, where client-go and this module replace the Lease with the
 //!   version they read, so that of two replicas racing for it exactly one wins;
-//! - it records no `LeaderElection` Event, which `kubectl events` shows for client-go managers.
+//! - it records no `LeaderElection` Event, which `kubectl events` shows for client-go managers;
+//! - it creates its Leases without labels, where the members of a sharding ring must be found by
+//!   one label-selected watch of their Leases.
 //!
 //! Release on shutdown is the one behaviour both have.
+//!
+//! The members of a sharding ring ([`crate::sharding`]) hold a Lease each with this same state
+//! machine ([`LeaderElector::member`], [`Role::Member`]): each is the only candidate for its own
+//! Lease, so it acquires it at once, and then renews it, loses it and releases it exactly as a
+//! leader does; the leader judges whether a member's Lease expired by the same rule (`crate::lease`), as standbys
+//! judge the leader's.
 //!
 //! The manager ([`super::Manager`]) wires this up with [`run`]; the building blocks are public so
 //! that the state machine can be tested against a mocked API server.
 
+use std::collections::BTreeMap;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::time::Duration;
@@ -49,6 +59,8 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Api, Client, Resource as _};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::lease::Observed;
 
 /// How long a Lease is valid after its last renewal: controller-runtime's default (15 s).
 pub const DEFAULT_LEASE_DURATION: Duration = Duration::from_secs(15);
@@ -87,9 +99,12 @@ pub enum LeaderElectionError {
     /// The durations do not allow a safe hand-over.
     #[error("invalid leader election timing: {0}")]
     InvalidTiming(String),
-    /// This replica was the leader and is no longer: it must stop reconciling now.
-    #[error("lost leadership of Lease {lease}: {reason}")]
+    /// This replica was the leader (or a member of the sharding ring) and is no longer: it must
+    /// stop reconciling now.
+    #[error("lost {role} of Lease {lease}: {reason}")]
     Lost {
+        /// `leadership`, or `membership` for a member's Lease of the sharding ring.
+        role: &'static str,
         /// `namespace/name` of the Lease.
         lease: String,
         /// Why, e.g. which replica holds the Lease now.
@@ -219,17 +234,39 @@ fn jittered(period: Duration) -> Duration {
     period.mul_f64(1.0 + JITTER_FACTOR * fraction)
 }
 
-/// The Lease record as this replica last saw it, and when (on the local, monotonic clock).
-#[derive(Debug)]
-struct Observed {
-    spec: LeaseSpec,
-    at: Instant,
+/// What a replica holds a Lease for: the messages, the Events, and what a deleted Lease means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Leader election: one Lease that every replica competes for.
+    Leader,
+    /// Membership of the sharding ring: a Lease of the replica's own, which no other replica
+    /// takes; once held, its deletion means the replica has left the ring (see
+    /// [`crate::sharding`]), so it is not created again.
+    Member,
+}
+
+impl Role {
+    fn lease(self) -> &'static str {
+        match self {
+            Role::Leader => "leader election Lease",
+            Role::Member => "member Lease of the sharding ring",
+        }
+    }
+
+    fn lost(self) -> &'static str {
+        match self {
+            Role::Leader => "leadership",
+            Role::Member => "membership",
+        }
+    }
 }
 
 /// One replica's view of the Lease, and the operations of client-go's leader elector on it.
 pub struct LeaderElector {
     api: Api<Lease>,
     config: LeaderElectionConfig,
+    role: Role,
+    labels: BTreeMap<String, String>,
     observed: Option<Observed>,
     recorder: Option<Recorder>,
 }
@@ -240,8 +277,25 @@ impl LeaderElector {
         LeaderElector {
             api: Api::namespaced(client, &config.namespace),
             config,
+            role: Role::Leader,
+            labels: BTreeMap::new(),
             observed: None,
             recorder: None,
+        }
+    }
+
+    /// The same state machine for a Lease of this replica's own in the sharding ring: created
+    /// with `labels` (by which the ring's members are found), renewed like the leader's, released
+    /// on shutdown, and lost, never created again, once deleted (see [`Role::Member`]).
+    pub fn member(
+        client: Client,
+        config: LeaderElectionConfig,
+        labels: BTreeMap<String, String>,
+    ) -> Self {
+        LeaderElector {
+            role: Role::Member,
+            labels,
+            ..Self::new(client, config)
         }
     }
 
@@ -268,10 +322,7 @@ impl LeaderElector {
 
     /// The holder of the last Lease record this replica saw, if any.
     pub fn observed_holder(&self) -> Option<&str> {
-        self.observed
-            .as_ref()
-            .and_then(|observed| observed.spec.holder_identity.as_deref())
-            .filter(|holder| !holder.is_empty())
+        self.observed.as_ref().and_then(Observed::holder)
     }
 
     /// One round of client-go's `tryAcquireOrRenew`: creates the Lease if it is missing, renews it
@@ -282,6 +333,16 @@ impl LeaderElector {
         let now = MicroTime(Timestamp::now());
         let lease = match self.api.get(&self.config.lease_name).await {
             Ok(lease) => lease,
+            // A member whose Lease was deleted has been removed from the ring: its objects may
+            // be another member's already, so it must not come back (`renew_until` sees it lost).
+            Err(kube::Error::Api(status))
+                if status.is_not_found()
+                    && self.role == Role::Member
+                    && self.observed.is_some() =>
+            {
+                self.observed = None;
+                return Ok(false);
+            }
             Err(kube::Error::Api(status)) if status.is_not_found() => {
                 return self.create(now).await;
             }
@@ -334,7 +395,7 @@ impl LeaderElector {
             Ok(written) => {
                 self.observe_written(written);
                 if became_leader {
-                    tracing::info!(lease = %self.config.lease(), previous = holder, "acquired the leader election Lease");
+                    tracing::info!(lease = %self.config.lease(), previous = holder, "acquired the {}", self.role.lease());
                 }
                 Ok(true)
             }
@@ -350,6 +411,7 @@ impl LeaderElector {
             metadata: ObjectMeta {
                 name: Some(self.config.lease_name.clone()),
                 namespace: Some(self.config.namespace.clone()),
+                labels: (!self.labels.is_empty()).then(|| self.labels.clone()),
                 ..ObjectMeta::default()
             },
             spec: Some(LeaseSpec {
@@ -364,7 +426,7 @@ impl LeaderElector {
         match self.api.create(&PostParams::default(), &lease).await {
             Ok(created) => {
                 self.observe_written(created);
-                tracing::info!(lease = %self.config.lease(), "created the leader election Lease");
+                tracing::info!(lease = %self.config.lease(), "created the {}", self.role.lease());
                 Ok(true)
             }
             Err(kube::Error::Api(status)) if status.is_already_exists() || status.is_conflict() => {
@@ -383,15 +445,9 @@ impl LeaderElector {
 
     /// Whether the observed record is older than its own lease duration.
     fn observed_expired(&self) -> bool {
-        let Some(observed) = &self.observed else {
-            return true;
-        };
-        let seconds = observed
-            .spec
-            .lease_duration_seconds
-            .and_then(|seconds| u64::try_from(seconds).ok())
-            .unwrap_or(self.config.lease_duration.as_secs());
-        observed.at + Duration::from_secs(seconds) <= Instant::now()
+        self.observed
+            .as_ref()
+            .is_none_or(|observed| observed.expired(self.config.lease_duration, Instant::now()))
     }
 
     /// Retries [`Self::try_acquire_or_renew`] every (jittered) retry period until this replica holds
@@ -400,7 +456,7 @@ impl LeaderElector {
         tracing::info!(
             lease = %self.config.lease(),
             identity = %self.config.identity,
-            "waiting to become the leader"
+            "waiting for the {}", self.role.lease()
         );
         let mut reported_holder = None;
         loop {
@@ -451,6 +507,9 @@ impl LeaderElector {
                                 let reason = format!("the Lease is now held by {holder}");
                                 return Err(self.lost(reason));
                             }
+                            None if self.role == Role::Member && self.observed.is_none() => {
+                                return Err(self.lost("the Lease was deleted".to_owned()));
+                            }
                             _ => "conflicting write".to_owned(),
                         },
                         Ok(Err(error)) => error.to_string(),
@@ -475,6 +534,7 @@ impl LeaderElector {
     fn lost(&mut self, reason: String) -> LeaderElectionError {
         self.record_event("stopped leading");
         LeaderElectionError::Lost {
+            role: self.role.lost(),
             lease: self.config.lease(),
             reason,
         }
@@ -504,7 +564,7 @@ impl LeaderElector {
             .replace(&self.config.lease_name, &PostParams::default(), &released)
             .await?;
         self.observe_written(written);
-        tracing::info!(lease = %self.config.lease(), "released the leader election Lease");
+        tracing::info!(lease = %self.config.lease(), "released the {}", self.role.lease());
         Ok(true)
     }
 
@@ -836,6 +896,39 @@ mod tests {
         assert!(error.is_lost(), "{error}");
         assert!(error.to_string().contains("usurper"), "{error}");
         api.await.unwrap();
+    }
+
+    /// A member of the sharding ring creates its Lease with the ring's labels, and once the
+    /// elected replica has deleted it (the member was counted out), it has left the ring: it
+    /// does not create it again.
+    #[tokio::test]
+    async fn a_deleted_member_lease_means_membership_is_lost() {
+        let (member, mut server) = elector("me");
+        let labels = BTreeMap::from([("ring".to_owned(), "my-lock".to_owned())]);
+        let mut member = LeaderElector::member(member.api.into_client(), member.config, labels);
+        let api = tokio::spawn(async move {
+            get(&mut server, failure(404, "NotFound")).await;
+            let created = post(&mut server, (StatusCode::CREATED, lease("me", "1", 0))).await;
+            assert_eq!(created["metadata"]["labels"]["ring"], "my-lock");
+            get(&mut server, failure(404, "NotFound")).await;
+            server
+        });
+        assert!(member.try_acquire_or_renew().await.unwrap());
+        let error = member
+            .renew_until(std::future::pending())
+            .await
+            .unwrap_err();
+        assert!(error.is_lost(), "{error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("lost membership of Lease ops/my-lock: the Lease was deleted"),
+            "{error}"
+        );
+        // No second create.
+        let mut server = api.await.unwrap();
+        drop(member);
+        assert!(server.next_request().await.is_none());
     }
 
     #[tokio::test]

@@ -59,6 +59,7 @@ use tokio_util::sync::CancellationToken;
 use crate::metrics::Metrics;
 use crate::metrics::server::{CertFiles, Options as MetricsOptions};
 use crate::migration::{self, StorageMigration};
+use crate::sharding::{self, Sharding};
 use crate::webhook::certs::{SelfSignedCertificates, Settings as CertSettings, Targets};
 use crate::webhook::{ServerError, Webhook, WebhookServerConfig};
 pub use flags::{Flags, WebhookCerts};
@@ -197,15 +198,29 @@ async fn run(
 
     // Configuration mistakes fail before anything connects or listens.
     let watch_namespaces = WatchNamespaces::from_env()?;
+    let identity = leader::identity();
     let leader_election = flags
         .leader_elect
-        .then(|| leader_election_config(&flags))
+        .then(|| leader_election_config(&flags, &identity))
         .transpose()?;
     if flags.webhook_url.is_some() && flags.webhook_certs == WebhookCerts::SelfSigned {
         return Err(anyhow!(
             "--webhook-url serves the webhooks with certificates of its own: it cannot be combined with --webhook-certs=self-signed"
         ));
     }
+    let sharding = match (flags.sharding, &leader_election) {
+        (false, _) => None,
+        (true, None) => {
+            return Err(anyhow!(
+                "--sharding needs --leader-elect: the elected replica assigns the objects to the \
+                 members of the ring"
+            ));
+        }
+        (true, Some(config)) => Some(Sharding::new(
+            &config.lease_name,
+            sharding::member_name(&identity),
+        )?),
+    };
     let metrics_options = metrics_options(&flags);
     let tls = if flags.metrics_bind_address.socket_addr().is_some() {
         metrics::server::tls_config(&metrics_options)
@@ -290,6 +305,7 @@ async fn run(
         metrics: metrics.clone(),
         watch_namespaces: watch_namespaces.clone(),
         max_concurrent_reconciles: flags.max_concurrent_reconciles,
+        sharding: sharding.clone(),
     };
     tracing::info!(
         count = controllers.len(),
@@ -298,32 +314,57 @@ async fn run(
         "setting up controllers"
     );
 
-    // Cancelled once this replica may run the controllers: at once without leader election.
+    // Cancelled once this replica leads: at once without leader election.
     let elected = CancellationToken::new();
+    // Cancelled once this replica may run the controllers: when it leads, or with `--sharding`
+    // once it is a member of the ring.
+    let may_run = match &sharding {
+        Some(_) => CancellationToken::new(),
+        None => elected.clone(),
+    };
     // Every controller task holds a sender; the receiver sees the channel close once all of them
-    // have ended, which is when the leader may release its Lease.
+    // have ended, which is when the leader (and a member) may release its Lease.
     let (running, mut all_stopped) = mpsc::channel::<()>(1);
+    let controllers_stopped = CancellationToken::new();
+    tokio::spawn({
+        let controllers_stopped = controllers_stopped.clone();
+        async move {
+            all_stopped.recv().await;
+            controllers_stopped.cancel();
+        }
+    });
+    let sharding_gates = Gates {
+        elected: elected.clone(),
+        joined: may_run.clone(),
+        controllers_stopped: controllers_stopped.clone(),
+        shutdown: shutdown.clone(),
+    };
+    let sharding_config = sharding.as_ref().zip(leader_election.clone());
     match leader_election {
         Some(config) => {
-            // Standbys are ready: they only wait for leadership (as in controller-runtime).
-            readiness.set_standby(true);
+            // Standbys are ready: they only wait for leadership (as in controller-runtime). With
+            // `--sharding` every replica runs its controllers, and readiness is theirs.
+            readiness.set_standby(sharding.is_none());
             // `leader_election_master_status`: 0 until elected, and again once the Lease is
             // released or lost.
             let leading = metrics.leader_election(&config.lease_name);
-            let elector = LeaderElector::new(client.clone(), config).with_events(client);
+            let elector = LeaderElector::new(client.clone(), config).with_events(client.clone());
+            let sharded = sharding.is_some();
             let on_elected = {
                 let (elected, readiness, leading) =
                     (elected.clone(), readiness.clone(), leading.clone());
                 move || {
-                    tracing::info!("became the leader, starting controllers");
+                    if sharded {
+                        tracing::info!("became the leader, assigning objects to members");
+                    } else {
+                        tracing::info!("became the leader, starting controllers");
+                    }
                     readiness.set_standby(false);
                     leading.set_leading(true);
                     elected.cancel();
                 }
             };
-            let stopped = async move {
-                all_stopped.recv().await;
-            };
+            let stopped = controllers_stopped.clone().cancelled_owned();
             let shutdown = shutdown.clone();
             tasks.spawn(async move {
                 let result = leader::run(elector, shutdown, on_elected, stopped).await;
@@ -340,16 +381,22 @@ async fn run(
     for runnable in controllers {
         let name = format!("controller {}", runnable.name());
         let controller = runnable.start(&shared);
-        let (elected, shutdown, running) = (elected.clone(), shutdown.clone(), running.clone());
+        let (may_run, shutdown, running) = (may_run.clone(), shutdown.clone(), running.clone());
         tasks.spawn(async move {
             let _running = running;
             // The controller future is lazy: nothing watches or reconciles before it is polled.
             let result = tokio::select! {
                 () = shutdown.cancelled() => Ok(()),
-                () = elected.cancelled() => controller.await,
+                () = may_run.cancelled() => controller.await,
             };
             (name, result)
         });
+    }
+    // After the controllers' setup, which registers what the elected replica assigns.
+    if let Some((sharding, config)) = sharding_config {
+        for task in sharding_tasks(sharding, &config, &client, &metrics, sharding_gates) {
+            tasks.spawn(task);
+        }
     }
     drop(running);
     // Every controller has registered with `readiness` during setup; from now on `/readyz` only
@@ -359,9 +406,74 @@ async fn run(
     supervise(tasks, &shutdown).await
 }
 
+/// The tokens that order the tasks of sharding with the controllers.
+pub(crate) struct Gates {
+    /// Cancelled when this replica leads: it then assigns the objects to the members.
+    pub(crate) elected: CancellationToken,
+    /// Cancelled here once this replica is a member of the ring: its controllers start then.
+    pub(crate) joined: CancellationToken,
+    /// Cancelled once every controller has stopped: the member may leave the ring then.
+    pub(crate) controllers_stopped: CancellationToken,
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// What a replica runs with `--sharding` besides its controllers: its membership of the ring (a
+/// Lease of its own, held like the leader's, released once its controllers have stopped), and,
+/// once it leads, the assignment of every sharded controller's objects to the members.
+pub(crate) fn sharding_tasks(
+    sharding: &Sharding,
+    config: &LeaderElectionConfig,
+    client: &kube::Client,
+    metrics: &Metrics,
+    gates: Gates,
+) -> Vec<futures::future::BoxFuture<'static, TaskResult>> {
+    use futures::FutureExt as _;
+    let member_config = LeaderElectionConfig {
+        lease_name: sharding.member_lease_name(),
+        ..config.clone()
+    };
+    let member = LeaderElector::member(client.clone(), member_config, sharding.lease_labels());
+    let on_joined = {
+        let joined = gates.joined.clone();
+        move || {
+            tracing::info!("joined the sharding ring, starting controllers");
+            joined.cancel();
+        }
+    };
+    let stopped = gates.controllers_stopped.cancelled_owned();
+    let membership =
+        leader::run(member, gates.shutdown.clone(), on_joined, stopped).map(|result| {
+            let result = result.map_err(anyhow::Error::from);
+            ("sharding ring membership".to_owned(), result)
+        });
+    let timing = sharding::RingTiming {
+        namespace: config.namespace.clone(),
+        lease_duration: config.lease_duration,
+        retry_period: config.retry_period,
+    };
+    let assign = sharding.assign(
+        client.clone(),
+        timing,
+        metrics.sharding(),
+        gates.shutdown.clone(),
+    );
+    let (elected, shutdown) = (gates.elected, gates.shutdown);
+    let assignment = async move {
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = elected.cancelled() => assign.await,
+        }
+        ("sharding assignment".to_owned(), Ok(()))
+    };
+    vec![membership.boxed(), assignment.boxed()]
+}
+
 /// The leader election settings from the flags, with the Lease in the pod's namespace unless
-/// `--leader-election-namespace` says otherwise.
-fn leader_election_config(flags: &Flags) -> Result<LeaderElectionConfig, LeaderElectionError> {
+/// `--leader-election-namespace` says otherwise, and `identity` as this replica's.
+fn leader_election_config(
+    flags: &Flags,
+    identity: &str,
+) -> Result<LeaderElectionConfig, LeaderElectionError> {
     let namespace = match &flags.leader_election_namespace {
         Some(namespace) => namespace.clone(),
         None => leader::pod_namespace()?,
@@ -370,7 +482,7 @@ fn leader_election_config(flags: &Flags) -> Result<LeaderElectionConfig, LeaderE
         lease_duration: flags.leader_election_lease_duration,
         renew_deadline: flags.leader_election_renew_deadline,
         retry_period: flags.leader_election_retry_period,
-        ..LeaderElectionConfig::new(&flags.leader_election_id, namespace, leader::identity())
+        ..LeaderElectionConfig::new(&flags.leader_election_id, namespace, identity)
     };
     config.validate()?;
     Ok(config)
@@ -477,7 +589,7 @@ fn metrics_options(flags: &Flags) -> MetricsOptions {
 }
 
 /// What each task of the manager returns: its name for messages, and how it ended.
-type TaskResult = (String, anyhow::Result<()>);
+pub(crate) type TaskResult = (String, anyhow::Result<()>);
 
 /// Waits for all tasks to finish after shutdown, which starts on a signal or as soon as a task
 /// fails or stops on its own (tasks are meant to run until shutdown). Returns the first failure.

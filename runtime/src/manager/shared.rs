@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::health::Readiness;
 use super::namespaces::WatchNamespaces;
 use crate::metrics::Metrics;
+use crate::sharding::Sharding;
 
 /// What a [`Runnable`] returns: its main loop, which the manager runs until shutdown.
 ///
@@ -61,6 +62,10 @@ pub struct Shared {
     /// `--max-concurrent-reconciles`: how many objects a controller may reconcile at once (never
     /// the same object twice). Pass it to `controller::Config::concurrency`.
     pub max_concurrent_reconciles: u16,
+    /// This replica's place in the sharding ring with `--sharding` (`None` without): a
+    /// [`Runner`](crate::controller::Runner) then watches, caches and reconciles only the
+    /// objects labelled for this member (see [`crate::sharding`]).
+    pub sharding: Option<Sharding>,
 }
 
 impl Shared {
@@ -77,6 +82,7 @@ impl Shared {
             metrics: Metrics::new(),
             watch_namespaces: WatchNamespaces::All,
             max_concurrent_reconciles: 1,
+            sharding: None,
         }
     }
 }

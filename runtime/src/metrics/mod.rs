@@ -14,6 +14,9 @@
 //! | `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds` | gauge | `name`, `controller` | the `Runner` |
 //! | `rest_client_requests_total` | counter | `code`, `method`, `host` | the manager's client ([`RequestCounter`]) |
 //! | `leader_election_master_status` | gauge | `name` (the Lease) | the manager, with `--leader-elect` |
+//! | `operator_rs_shard_members` | gauge | `ring` | the elected replica, with `--sharding` ([`sharding`]) |
+//! | `operator_rs_shard_objects` | gauge | `controller`, `member` | the elected replica, with `--sharding` |
+//! | `operator_rs_shard_moves_total` | counter | `controller` | the elected replica, with `--sharding` |
 //! | `controller_runtime_webhook_requests_total` | counter | `webhook` (the path), `code` | the webhook server |
 //! | `controller_runtime_webhook_requests_in_flight` | gauge | `webhook` | the webhook server |
 //! | `controller_runtime_webhook_latency_seconds` | histogram | `webhook` | the webhook server |
@@ -44,6 +47,7 @@ mod auth;
 mod process;
 mod rest_client;
 pub mod server;
+pub mod sharding;
 mod storage_migration;
 mod webhook;
 pub mod workqueue;
@@ -62,6 +66,7 @@ use prometheus_client::registry::{Metric, Registry};
 
 pub use auth::{AuthError, Authorizer};
 pub use rest_client::{Counted, RequestCounter};
+pub use sharding::ShardMetrics;
 pub use storage_migration::{ResourceMigrationMetrics, StorageMigrationMetrics};
 pub use webhook::{WebhookMetrics, WebhookRequest};
 pub use workqueue::WorkQueueMetrics;
@@ -156,6 +161,7 @@ pub struct Metrics {
     work_queues: workqueue::Families,
     rest_client: rest_client::Requests,
     leader_election: Family<LeaseLabels, Gauge>,
+    sharding: ShardMetrics,
     webhooks: WebhookMetrics,
     storage_migrations: StorageMigrationMetrics,
 }
@@ -219,6 +225,7 @@ impl Metrics {
              to group by name.",
             leader_election.clone(),
         );
+        let sharding = ShardMetrics::register(&mut registry);
         let webhooks = WebhookMetrics::register(&mut registry);
         let storage_migrations = StorageMigrationMetrics::register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));
@@ -228,6 +235,7 @@ impl Metrics {
             work_queues,
             rest_client,
             leader_election,
+            sharding,
             webhooks,
             storage_migrations,
         }
@@ -294,6 +302,11 @@ impl Metrics {
         let gauge = self.leader_election.get_or_create(&labels).clone();
         gauge.set(0);
         LeaderStatus(gauge)
+    }
+
+    /// The sharding ring's metrics, which the elected replica records with `--sharding`.
+    pub fn sharding(&self) -> ShardMetrics {
+        self.sharding.clone()
     }
 
     /// The webhook server's metrics.

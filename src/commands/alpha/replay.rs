@@ -103,6 +103,9 @@ fn command_lines(project: &Project, license: &License, license_file: &Path) -> V
     if project.namespaced {
         init.flag("namespaced", "true");
     }
+    if project.sharding {
+        init.flag("sharding", "true");
+    }
     match license {
         License::Flags(Recognized { license, owner, .. }) => {
             init.flag("license", license.as_str());
@@ -549,6 +552,21 @@ mod tests {
                 .0
                 .contains(&"--license-file=/tmp/x/boilerplate".to_string())
         );
+    }
+
+    /// `sharding: true` is `init --sharding`, which writes the manager's flag, replicas and
+    /// PodDisruptionBudget as `edit --sharding` did.
+    #[test]
+    fn sharding_is_replayed_by_init() {
+        let mut p = project();
+        let init = |p: &Project| {
+            command_lines(p, &License::None, Path::new("unused"))[0]
+                .0
+                .clone()
+        };
+        assert!(!init(&p).contains(&"--sharding=true".to_string()));
+        p.sharding = true;
+        assert!(init(&p).contains(&"--sharding=true".to_string()));
     }
 
     /// Records of named controllers, and external kinds with their CRD file.

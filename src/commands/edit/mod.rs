@@ -1,7 +1,8 @@
 //! `operator-rs edit`: changes the project's configuration after `init`, as kubebuilder's `edit`:
 //! `--multigroup` (moves the kinds to the multigroup layout), `--namespaced` (the manager's scope),
-//! `--license`/`--license-file`/`--owner` (the license header of the Rust files), `--plugins`,
-//! `--webhook-certs` (where the webhooks' certificates come from: [`super::webhook_certs`]).
+//! `--sharding` (the manager's replicas share the objects), `--license`/`--license-file`/`--owner`
+//! (the license header of the Rust files), `--plugins`, `--webhook-certs` (where the webhooks'
+//! certificates come from: [`super::webhook_certs`]).
 //!
 //! Files that `init` wrote and that depend on a flag are brought to what `init` with the new value
 //! writes by the difference between the two renders: each changed block is found in the file
@@ -11,8 +12,8 @@
 
 //!
 //! One module per change: [`retarget`] (the files of `init` and the RBAC helper roles, for
-//! `--namespaced` and `--multigroup`), [`multigroup`] (the kinds moved into groups), [`license`]
-//! (the license header).
+//! `--namespaced`, `--multigroup` and `--sharding`), [`multigroup`] (the kinds moved into groups),
+//! [`license`] (the license header); `--sharding`'s own file is `commands::sharding`'s.
 
 mod license;
 mod multigroup;
@@ -73,8 +74,15 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
     if let Some(certs) = args.webhook_certs {
         new.webhook_certs = Some(certs);
     }
+    if let Some(sharding) = args.sharding {
+        new.sharding = sharding;
+    }
 
     let mut plan = Plan::new(dir, args.force);
+    if new.sharding && !old.sharding {
+        // Before any file changes: what the manager would refuse is refused here.
+        super::sharding::check_edit(&plan, &new.domain)?;
+    }
     if new.multigroup != old.multigroup {
         if new.multigroup {
             multigroup::to_multigroup(&mut plan, &old, &mut new, &old_header)?;
@@ -106,6 +114,16 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
         }
     }
     super::webhook_certs::update(&mut plan, &old, &new, &old_header, args.force)?;
+    if new.sharding != old.sharding {
+        let vars = ProjectVars::new(&new, &old_header);
+        super::sharding::switch(&mut plan, &vars, new.sharding, args.force)?;
+        // The plugins' files that hold the manager's settings (the Helm chart's values.yaml).
+        for plugin in plugins::recorded_project_parts(&old) {
+            if let Some(part) = plugin.project() {
+                part.retarget(&mut plan, &old, &new)?;
+            }
+        }
+    }
     if let Some(header) = &new_header {
         license::rewrite_headers(&mut plan, &old_header, header)?;
     }

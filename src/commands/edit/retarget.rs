@@ -1,5 +1,5 @@
-//! `--namespaced` and `--multigroup`: the files of `init` that depend on them, brought to what
-//! `init` with the new value writes, and the RBAC helper roles of the kinds.
+//! `--namespaced`, `--multigroup` and `--sharding`: the files of `init` that depend on them,
+//! brought to what `init` with the new value writes, and the RBAC helper roles of the kinds.
 
 use anyhow::{Result, bail};
 
@@ -25,9 +25,9 @@ pub(super) fn init_files(
     header: &str,
     force: bool,
 ) -> Result<()> {
-    if old.namespaced == new.namespaced && old.multigroup == new.multigroup {
+    let Some(flag) = changed_flag(old, new) else {
         return Ok(());
-    }
+    };
     let before = crate::commands::init::FILES.render(&init_vars(old, header))?;
     let after = crate::commands::init::FILES.render(&init_vars(new, header))?;
     for (was, will) in before.iter().zip(&after) {
@@ -47,11 +47,7 @@ pub(super) fn init_files(
             None => bail!(
                 "cannot update {path}: the part of it that depends on {} is not as operator-rs \
                  wrote it; change it by hand to what `operator-rs init` writes{}",
-                if old.namespaced != new.namespaced {
-                    "--namespaced"
-                } else {
-                    "--multigroup"
-                },
+                flag,
                 if path.starts_with("config/") {
                     ", or pass --force to overwrite it"
                 } else {
@@ -61,6 +57,19 @@ pub(super) fn init_files(
         }
     }
     Ok(())
+}
+
+/// The first flag of `edit` whose change `init`'s files depend on, if one changed.
+fn changed_flag(old: &Project, new: &Project) -> Option<&'static str> {
+    if old.namespaced != new.namespaced {
+        Some("--namespaced")
+    } else if old.multigroup != new.multigroup {
+        Some("--multigroup")
+    } else if old.sharding != new.sharding {
+        Some("--sharding")
+    } else {
+        None
+    }
 }
 
 /// The RBAC helper roles of the kinds (`config/rbac/<kind>_{admin,editor,viewer}_role.yaml`) are

@@ -138,6 +138,8 @@ fn area(object: &Value, short: &str, features: &Features) -> (&'static str, Vec<
     match kind {
         "CustomResourceDefinition" => ("crd", vec![CRD]),
         "Deployment" if manager::is_manager(object) => ("manager", vec![]),
+        // The manager's with --sharding (config/manager/pod_disruption_budget.yaml).
+        "PodDisruptionBudget" if manager::is_manager(object) => ("manager", vec![]),
         "ServiceAccount" | "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding" => {
             if ["-admin-role", "-editor-role", "-viewer-role"]
                 .iter()

@@ -17,6 +17,7 @@ mod chart;
 mod generated;
 mod manager;
 mod render;
+mod retarget;
 mod switches;
 mod values;
 mod yaml;
@@ -161,6 +162,14 @@ impl ProjectPart for Helm {
         add_makefile_targets(plan)?;
         unignore_chart(plan)?;
         Ok(())
+    }
+
+    /// `--sharding` changes the manager's replicas and arguments, which values.yaml holds.
+    fn retarget(&self, plan: &mut Plan, old: &Project, new: &Project) -> Result<()> {
+        if old.sharding == new.sharding {
+            return Ok(());
+        }
+        retarget::values(plan, old, new)
     }
 
     fn record(&self, project: &mut Project) {

@@ -146,33 +146,43 @@ pub fn complete(path: &str, existing: &str, blocks: &[Block]) -> Result<String> 
     Ok(text)
 }
 
+/// `manager.<key>` as the manager's block writes it: on one line when empty, else below it.
+fn indented(key: &str, value: &Value) -> String {
+    let yaml = serde_yaml::to_string(value).expect("a YAML value serializes");
+    let empty = matches!(value, Value::Mapping(map) if map.is_empty())
+        || matches!(value, Value::Sequence(s) if s.is_empty());
+    if empty {
+        return format!("  {key}: {}", yaml.trim());
+    }
+    let body: Vec<String> = yaml.lines().map(|l| format!("    {l}")).collect();
+    format!("  {key}:\n{}", body.join("\n"))
+}
+
+/// The lines of `manager.replicas` in the manager's block.
+pub fn replicas_lines(replicas: &Value) -> String {
+    let replicas = serde_yaml::to_string(replicas).unwrap_or_else(|_| "1".into());
+    format!("  replicas: {}\n", replicas.trim())
+}
+
+/// The lines of `manager.args` in the manager's block.
+pub fn args_lines(args: &[String]) -> String {
+    let args = Value::Sequence(args.iter().map(|a| Value::from(a.as_str())).collect());
+    format!("{}\n", indented("args", &args))
+}
+
 fn manager_block(m: &Defaults) -> String {
-    let indented = |key: &str, value: &Value| -> String {
-        let yaml = serde_yaml::to_string(value).expect("a YAML value serializes");
-        let empty = matches!(value, Value::Mapping(map) if map.is_empty())
-            || matches!(value, Value::Sequence(s) if s.is_empty());
-        if empty {
-            return format!("  {key}: {}", yaml.trim());
-        }
-        let body: Vec<String> = yaml.lines().map(|l| format!("    {l}")).collect();
-        format!("  {key}:\n{}", body.join("\n"))
-    };
-    let args = Value::Sequence(m.args.iter().map(|a| Value::from(a.as_str())).collect());
-    let replicas = serde_yaml::to_string(&m.replicas).unwrap_or_else(|_| "1".into());
     format!(
         "\
 ## The manager's Deployment
 manager:
-  replicas: {replicas}
-  image:
+{replicas}  image:
     repository: {repository}
     # Defaults to the chart's appVersion when empty.
     tag: {tag}
     # Empty: the cluster's default (IfNotPresent, or Always for :latest).
     pullPolicy: {pull_policy}
   ## Its arguments, after those of the metrics and webhook servers (set by metrics and webhook).
-{args}
-  ## Environment variables added to config/'s (a name given here wins).
+{args}  ## Environment variables added to config/'s (a name given here wins).
   env: []
 {resources}
 {pod_security_context}
@@ -181,11 +191,11 @@ manager:
 {tolerations}
 {affinity}
 ",
-        replicas = replicas.trim(),
+        replicas = replicas_lines(&m.replicas),
         repository = quote(&m.repository),
         tag = quote(&m.tag),
         pull_policy = quote(&m.pull_policy),
-        args = indented("args", &args),
+        args = args_lines(&m.args),
         resources = indented("resources", &m.resources),
         pod_security_context = indented("podSecurityContext", &m.pod_security_context),
         security_context = indented("securityContext", &m.security_context),

@@ -20,13 +20,32 @@ fn controller_manager_pod_runs() -> anyhow::Result<()> {
         step("validating that the controller-manager pod is running as expected");
         let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), cluster.manager_namespace());
         let selector = ListParams::default().labels(MANAGER_SELECTOR);
+{%- if sharding %}
+        let pod = eventually("3 controller-manager pods are ready", TIMEOUT, async || {
+{%- else %}
         let pod = eventually("one controller-manager pod is ready", TIMEOUT, async || {
+{%- endif %}
             let pods = pods.list(&selector).await?.items;
             // Pods of an earlier rollout may still be shutting down.
             let live: Vec<&Pod> = pods
                 .iter()
                 .filter(|pod| pod.metadata.deletion_timestamp.is_none())
                 .collect();
+{%- if sharding %}
+            // With --sharding, config/manager/manager.yaml runs 3 replicas, each reconciling a
+            // share of the objects: every one must run.
+            let [pod, _, _] = live.as_slice() else {
+                bail!("expected 3 controller-manager pods, found {}", live.len());
+            };
+            for pod in &live {
+                let phase = pod
+                    .status
+                    .as_ref()
+                    .and_then(|status| status.phase.as_deref());
+                ensure!(phase == Some("Running"), "a pod is {phase:?}");
+                ensure!(pod_is_ready(pod), "a pod is not ready");
+            }
+{%- else %}
             let [pod] = live.as_slice() else {
                 bail!("expected 1 controller-manager pod, found {}", live.len());
             };
@@ -36,6 +55,7 @@ fn controller_manager_pod_runs() -> anyhow::Result<()> {
                 .and_then(|status| status.phase.as_deref());
             ensure!(phase == Some("Running"), "the pod is {phase:?}");
             ensure!(pod_is_ready(pod), "the pod is not ready");
+{%- endif %}
             Ok((*pod).clone())
         })
         .await?;

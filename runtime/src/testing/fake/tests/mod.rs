@@ -4,6 +4,7 @@ mod apply;
 mod cache;
 mod controller;
 mod objects;
+mod sharding;
 mod url_webhooks;
 mod verdicts;
 mod versions;

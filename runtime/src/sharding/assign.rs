@@ -1,0 +1,376 @@
+//! The elected replica's side: keeps the [`SHARD_LABEL`] of a sharded controller's objects in
+//! line with the ring.
+//!
+//! It watches the objects' metadata only (the API server sends no spec nor status) and keeps of
+//! each its shard label, whether it is draining, and its `resourceVersion`: about a hundred
+//! bytes an object. Every label write carries the `resourceVersion` it was decided on, so a
+//! decision on a stale version fails (and is made again on the new one) rather than undoing a
+//! member's acknowledgement.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{StreamExt as _, stream};
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+use kube::core::PartialObjectMeta;
+use kube::runtime::{WatchStreamExt as _, watcher};
+use serde_json::json;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::drain::FIELD_MANAGER;
+use super::{DRAIN_LABEL, Ring, SHARD_LABEL};
+use crate::cache::Cacheable;
+use crate::metrics::ShardMetrics;
+
+/// The `Api` of the sharded kind in a namespace (`None`: a cluster-scoped kind), which the
+/// label writes go through: the Runner's, which knows the kind's scope.
+pub(crate) type ApiIn<K> = Arc<dyn Fn(Option<&str>) -> Api<K> + Send + Sync>;
+
+/// How many label writes the elected replica sends at once when many objects need one (a cold
+/// backlog, a member that joined or left).
+const CONCURRENT_WRITES: usize = 16;
+
+/// What the elected replica hands the assigner of each sharded controller.
+pub(crate) struct Assignment {
+    /// The members whose Lease is valid; `None` until their Leases are listed.
+    pub(crate) ring: watch::Receiver<Option<Ring>>,
+    pub(crate) metrics: ShardMetrics,
+    /// How often every object is checked (a write that failed is retried then).
+    pub(crate) retry_period: Duration,
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// A label write that puts an object in line with the ring.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Move {
+    /// Label the object for `to`, removing any drain label: the object has no member, or its
+    /// member has left the ring (`from`), so nobody works on it.
+    Assign { to: String, from: Option<String> },
+    /// Ask the object's member, whose Lease is valid, to let it go.
+    Drain,
+}
+
+/// What the elected replica knows of one object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Tracked {
+    pub(crate) shard: Option<String>,
+    pub(crate) draining: bool,
+    pub(crate) resource_version: String,
+}
+
+impl Tracked {
+    fn of<K>(object: &PartialObjectMeta<K>) -> Self {
+        let labels = object.metadata.labels.as_ref();
+        let label = |key: &str| labels.and_then(|labels| labels.get(key));
+        Tracked {
+            shard: label(SHARD_LABEL).cloned(),
+            draining: label(DRAIN_LABEL).is_some(),
+            resource_version: object.metadata.resource_version.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// The write that puts the object `key` (`namespace/name`) in line with `ring`, if any.
+///
+/// - No member, or a member that left the ring (its Lease released or expired, so it stopped
+///   reconciling): assign it to its member by the ring.
+/// - Its member by the ring already: nothing, even while a drain is pending (the member
+///   acknowledges it, and the object comes back to it).
+/// - Another member whose Lease is valid: drain it, then nothing until the member acknowledges.
+/// - An empty ring: nothing; the objects keep their labels until a member joins.
+pub(crate) fn decide(key: &str, tracked: &Tracked, ring: &Ring) -> Option<Move> {
+    let desired = ring.member_for(key)?;
+    match tracked.shard.as_deref() {
+        Some(current) if current == desired => None,
+        Some(current) if ring.contains(current) => (!tracked.draining).then_some(Move::Drain),
+        current => Some(Move::Assign {
+            to: desired.to_owned(),
+            from: current.map(str::to_owned),
+        }),
+    }
+}
+
+/// An object by namespace (empty for a cluster-scoped kind) and name.
+type Key = (String, String);
+
+/// The objects one watch of the kind holds: one per watched namespace, or one for all.
+#[derive(Default)]
+struct Part {
+    objects: BTreeMap<Key, Tracked>,
+    /// The objects of a (re)list in progress, which replace `objects` when it is done.
+    listing: Option<BTreeMap<Key, Tracked>>,
+    synced: bool,
+}
+
+/// Keeps the shard labels of the objects `apis` hold in line with the ring until shutdown.
+/// `PartialObjectMeta` makes the watches metadata-only.
+pub(crate) async fn run<K>(
+    controller: &'static str,
+    apis: Vec<Api<PartialObjectMeta<K>>>,
+    api_in: ApiIn<K>,
+    assignment: Assignment,
+) where
+    K: Cacheable,
+{
+    let Assignment {
+        mut ring,
+        metrics,
+        retry_period,
+        shutdown,
+    } = assignment;
+    let mut parts: Vec<Part> = apis.iter().map(|_| Part::default()).collect();
+    let watches = apis.into_iter().enumerate().map(|(index, api)| {
+        watcher(api, watcher::Config::default())
+            .default_backoff()
+            .map(move |event| (index, event))
+            .boxed()
+    });
+    let mut events = stream::select_all(watches);
+    // The version of each object a write was sent for: not sent again until a newer one comes.
+    let mut sent: HashMap<Key, String> = HashMap::new();
+    let mut tick = tokio::time::interval(retry_period);
+    loop {
+        let mut changed: Option<Key> = None;
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+            result = ring.changed() => if result.is_err() { return },
+            event = events.next() => match event {
+                None => return,
+                Some((index, Ok(event))) => changed = apply(&mut parts[index], event),
+                Some((_, Err(error))) => {
+                    let error = &error as &dyn std::error::Error;
+                    tracing::warn!(controller, error, "cannot watch the objects to shard");
+                    continue;
+                }
+            },
+        }
+        let Some(members) = ring.borrow().clone() else {
+            continue;
+        };
+        if !parts.iter().all(|part| part.synced) {
+            continue;
+        }
+        let pending: Vec<(Key, Tracked, Move)> = match &changed {
+            // One object changed: only it.
+            Some(key) => parts
+                .iter()
+                .find_map(|part| part.objects.get(key))
+                .and_then(|tracked| decision(key, tracked, &members))
+                .into_iter()
+                .collect(),
+            None => parts
+                .iter()
+                .flat_map(|part| &part.objects)
+                .filter_map(|(key, tracked)| decision(key, tracked, &members))
+                .collect(),
+        };
+        let pending: Vec<_> = pending
+            .into_iter()
+            .filter(|(key, tracked, _)| sent.get(key) != Some(&tracked.resource_version))
+            .collect();
+        for (key, tracked, _) in &pending {
+            sent.insert(key.clone(), tracked.resource_version.clone());
+        }
+        let written = stream::iter(pending)
+            .map(|(key, tracked, change)| {
+                let api_in = Arc::clone(&api_in);
+                async move {
+                    let done = write(&api_in, controller, &key, &tracked, &change).await;
+                    (key, change, done)
+                }
+            })
+            .buffer_unordered(CONCURRENT_WRITES)
+            .collect::<Vec<_>>()
+            .await;
+        for (key, change, done) in written {
+            match (done, change) {
+                // Tried again on the next check.
+                (false, _) => drop(sent.remove(&key)),
+                (true, Move::Drain) | (true, Move::Assign { from: Some(_), .. }) => {
+                    metrics.moved(controller)
+                }
+                (true, Move::Assign { from: None, .. }) => {}
+            }
+        }
+        if changed.is_none() {
+            sent.retain(|key, _| parts.iter().any(|part| part.objects.contains_key(key)));
+            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+            for tracked in parts.iter().flat_map(|part| part.objects.values()) {
+                if let Some(member) = &tracked.shard {
+                    *counts.entry(member.as_str()).or_default() += 1;
+                }
+            }
+            metrics.set_objects(controller, counts);
+        }
+    }
+}
+
+/// [`decide`] for the object `key`.
+fn decision(key: &Key, tracked: &Tracked, ring: &Ring) -> Option<(Key, Tracked, Move)> {
+    let (namespace, name) = key;
+    let change = decide(&format!("{namespace}/{name}"), tracked, ring)?;
+    Some((key.clone(), tracked.clone(), change))
+}
+
+/// Takes a watch event into `part`; returns the object it changed, if one did (`None` after a
+/// relist: then every object is checked).
+fn apply<K>(part: &mut Part, event: watcher::Event<PartialObjectMeta<K>>) -> Option<Key> {
+    let key = |object: &PartialObjectMeta<K>| {
+        let meta = &object.metadata;
+        let namespace = meta.namespace.clone().unwrap_or_default();
+        (namespace, meta.name.clone().unwrap_or_default())
+    };
+    match event {
+        watcher::Event::Apply(object) => {
+            let key = key(&object);
+            part.objects.insert(key.clone(), Tracked::of(&object));
+            Some(key)
+        }
+        watcher::Event::Delete(object) => {
+            part.objects.remove(&key(&object));
+            None
+        }
+        watcher::Event::Init => {
+            part.listing = Some(BTreeMap::new());
+            None
+        }
+        watcher::Event::InitApply(object) => {
+            if let Some(listing) = part.listing.as_mut() {
+                listing.insert(key(&object), Tracked::of(&object));
+            }
+            None
+        }
+        watcher::Event::InitDone => {
+            if let Some(listed) = part.listing.take() {
+                part.objects = listed;
+            }
+            part.synced = true;
+            None
+        }
+    }
+}
+
+/// Sends the label write of `change` for the object `key`; whether it was written.
+async fn write<K>(
+    api_in: &ApiIn<K>,
+    controller: &str,
+    (namespace, name): &Key,
+    tracked: &Tracked,
+    change: &Move,
+) -> bool
+where
+    K: Cacheable,
+{
+    let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
+    let api = api_in(namespace);
+    let labels = match change {
+        Move::Assign { to, .. } => json!({ SHARD_LABEL: to, DRAIN_LABEL: null }),
+        Move::Drain => json!({ DRAIN_LABEL: "true" }),
+    };
+    let patch = json!({
+        "metadata": { "resourceVersion": tracked.resource_version, "labels": labels }
+    });
+    let params = PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PatchParams::default()
+    };
+    match api
+        .patch_metadata(name, &params, &Patch::Merge(patch))
+        .await
+    {
+        Ok(_) => {
+            tracing::debug!(controller, object = %name, ?change, "sharded");
+            true
+        }
+        Err(error) => {
+            tracing::debug!(controller, object = %name, ?change, "cannot shard yet: {error}");
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tracked(shard: Option<&str>, draining: bool) -> Tracked {
+        Tracked {
+            shard: shard.map(str::to_owned),
+            draining,
+            resource_version: "1".to_owned(),
+        }
+    }
+
+    /// A key that the ring of `a` and `b` gives to `b`.
+    fn key_of_b(ring: &Ring) -> String {
+        (0..)
+            .map(|i| format!("default/object-{i}"))
+            .find(|key| ring.member_for(key) == Some("b"))
+            .unwrap()
+    }
+
+    #[test]
+    fn new_objects_are_assigned() {
+        let ring = Ring::new(["a", "b"]);
+        let key = key_of_b(&ring);
+        let to_b = Move::Assign {
+            to: "b".to_owned(),
+            from: None,
+        };
+        assert_eq!(
+            decide(&key, &tracked(None, false), &ring),
+            Some(to_b.clone())
+        );
+        // A drain label left over from a member that acknowledged halfway goes too.
+        assert_eq!(decide(&key, &tracked(None, true), &ring), Some(to_b));
+    }
+
+    #[test]
+    fn objects_of_their_member_stay() {
+        let ring = Ring::new(["a", "b"]);
+        let key = key_of_b(&ring);
+        assert_eq!(decide(&key, &tracked(Some("b"), false), &ring), None);
+        assert_eq!(decide(&key, &tracked(Some("b"), true), &ring), None);
+    }
+
+    #[test]
+    fn objects_of_another_valid_member_are_drained_first() {
+        let ring = Ring::new(["a", "b"]);
+        let key = key_of_b(&ring);
+        assert_eq!(
+            decide(&key, &tracked(Some("a"), false), &ring),
+            Some(Move::Drain)
+        );
+        // Until the member acknowledges: no second drain, and no assignment.
+        assert_eq!(decide(&key, &tracked(Some("a"), true), &ring), None);
+    }
+
+    #[test]
+    fn objects_of_a_departed_member_move_at_once() {
+        let ring = Ring::new(["a", "b"]);
+        let key = key_of_b(&ring);
+        let expected = Move::Assign {
+            to: "b".to_owned(),
+            from: Some("gone".to_owned()),
+        };
+        assert_eq!(
+            decide(&key, &tracked(Some("gone"), false), &ring),
+            Some(expected.clone())
+        );
+        assert_eq!(
+            decide(&key, &tracked(Some("gone"), true), &ring),
+            Some(expected)
+        );
+    }
+
+    #[test]
+    fn an_empty_ring_changes_nothing() {
+        let ring = Ring::new(Vec::<String>::new());
+        assert_eq!(decide("default/x", &tracked(None, false), &ring), None);
+        assert_eq!(decide("default/x", &tracked(Some("a"), false), &ring), None);
+    }
+}
