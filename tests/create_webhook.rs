@@ -718,3 +718,30 @@ fn certificate_files_keep_the_users_edits_and_older_projects_switch() {
     );
     assert!(!dir.join("config/webhook-certs/cluster_role.yaml").exists());
 }
+
+#[test]
+fn a_certificate_file_edited_where_it_changes_is_refused_and_nothing_written() {
+    let (_tmp, dir) = scaffold(
+        "crew-operator",
+        &[],
+        &[
+            "create api --group crew --version v1 --kind Captain",
+            "create webhook --group crew --version v1 --kind Captain --programmatic-validation",
+            "create api --group crew --version v2 --kind Captain --controller=false",
+        ],
+    );
+    let path = "config/default/manager_webhook_patch.yaml";
+    let edited = read(&dir, path).replace(
+        "--webhook-validating-configuration=crew-operator-validating-webhook-configuration",
+        "--webhook-validating-configuration=mine",
+    );
+    std::fs::write(dir.join(path), edited).unwrap();
+    assert_refused(
+        &dir,
+        &argv("create webhook --group crew --version v1 --kind Captain --conversion --spoke v2"),
+        &[
+            "cannot update config/default/manager_webhook_patch.yaml",
+            "change it by hand, or move it away",
+        ],
+    );
+}

@@ -149,8 +149,9 @@ pub fn update(
                 None if force => contents.clone(),
                 None => bail!(
                     "cannot update {path}: the part of it that names the webhooks or their \
-                     certificates is not as operator-rs wrote it; change it by hand to \
-                     what the project needs now, or pass --force to overwrite it"
+                     certificates is not as operator-rs wrote it; change it by hand, or move it \
+                     away to have it written afresh (`operator-rs edit --webhook-certs=... \
+                     --force` overwrites it)"
                 ),
             },
         };
