@@ -19,8 +19,8 @@
 //! (`src/webhook/<version>/<kind>/`, one file per webhook) and lists
 //! its webhooks below. The manager serves them over HTTPS (not at all while the list is empty),
 //! and `make manifests` registers them with the API server in `config/webhook/manifests.yaml`.
-//! Set `ENABLE_WEBHOOKS=false` to run the manager without them, e.g. `make run` on your machine,
-//! which the API server cannot call back.
+//! `make run WEBHOOK_URL=https://<an address of this machine the API server reaches>:9443` serves
+//! them to the cluster until the manager exits; `ENABLE_WEBHOOKS=false` runs the manager without.
 
 pub use operator_rs_runtime::migration::StorageMigration;
 pub use operator_rs_runtime::webhook::Webhook;
