@@ -43,9 +43,6 @@
 mod pace;
 mod pass;
 
-#[cfg(test)]
-mod tests;
-
 pub use pass::FIELD_MANAGER;
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
@@ -68,6 +65,15 @@ impl StorageMigration {
         Self {
             group: K::group(&()).into_owned(),
             plural: K::plural(&()).into_owned(),
+        }
+    }
+
+    /// The migration of a kind by its group and plural (the tests' kind without a CRD).
+    #[cfg(test)]
+    pub(crate) fn named(group: &str, plural: &str) -> Self {
+        Self {
+            group: group.to_owned(),
+            plural: plural.to_owned(),
         }
     }
 

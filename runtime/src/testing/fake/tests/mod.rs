@@ -3,6 +3,7 @@
 mod apply;
 mod cache;
 mod controller;
+mod migration;
 mod objects;
 mod sharding;
 mod url_webhooks;

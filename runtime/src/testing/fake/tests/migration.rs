@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::*;
 use crate::manager::Shared;
 use crate::manager::storage_migrations::{StorageMigrations, run_once};
+use crate::metrics::Metrics;
+use crate::migration::*;
 use crate::testing::fake::{FakeApiServer, Identity, Verb};
 use crate::webhook::{Converter, Spoke, Webhook};
 
@@ -354,10 +355,7 @@ async fn the_manager_retries_until_the_crd_is_installed_then_waits_for_shutdown(
 #[tokio::test]
 async fn run_once_names_the_kinds_it_could_not_migrate() {
     let fake = moved_to_v2(2).await;
-    let missing = StorageMigration {
-        group: "example.com".to_owned(),
-        plural: "gadgets".to_owned(),
-    };
+    let missing = StorageMigration::named("example.com", "gadgets");
     let migrations = [StorageMigration::of::<v2::Widget>(), missing];
     let error = run_once(&fake.client(), &migrations, &unpaced(500), &Metrics::new())
         .await
