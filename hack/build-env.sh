@@ -1,0 +1,16 @@
+# Sourced by hack/test and hack/generated-env.sh: the environment of every cargo build in a test
+# run, the same for the workspace's builds and the generated projects'. A variable that a build
+# tracks and that differs between two builds makes cargo rebuild what depends on it each time it
+# flips: psm's build script (under pest, which tera and kube's jsonpath-rust use) reruns when
+# SOURCE_DATE_EPOCH changes, and with it pest, kube, the runtime and every project above them.
+# When only the project builds had it set, each later rebuild of operator-rs and each tutorial
+# rebuilt that chain, twice per tutorial (about 60 s each time).
+
+# Year in license headers: fixed, so reruns produce the same trees.
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1790000000}"
+# Tens of projects' incremental caches and full debug info take tens of GB in one target dir and
+# buy nothing here (each crate is built a handful of times, from scratch): keep builds lean. Line
+# tables keep file and line in backtraces. (Dependencies have no debug info in any case: the
+# manifests' `[profile.dev.package."*"]`.)
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
