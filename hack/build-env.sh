@@ -8,9 +8,11 @@
 
 # Year in license headers: fixed, so reruns produce the same trees.
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1790000000}"
-# Tens of projects' incremental caches and full debug info take tens of GB in one target dir and
-# buy nothing here (each crate is built a handful of times, from scratch): keep builds lean. Line
-# tables keep file and line in backtraces. (Dependencies have no debug info in any case: the
+# Tens of projects' incremental caches and debug info take tens of GB in one target dir and buy
+# nothing here: each crate is built a handful of times, from scratch, and never debugged. Without
+# debug info a generated project's library compiles in about 70% of the time it takes with line
+# tables alone (14 s against 20 s for hack/test-generated's fleet); a panic still names its file
+# and line, a backtrace its functions. (Dependencies have no debug info in any case: the
 # manifests' `[profile.dev.package."*"]`.)
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-false}"
