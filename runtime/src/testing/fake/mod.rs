@@ -114,8 +114,8 @@
 //! - [`FakeApiServer::unavailable_for`]: the API server goes away for a while: open watches end
 //!   and new connections are refused, then it comes back with everything it stored.
 //! - [`FakeApiServer::simulate_deployments`]: a stand-in for the Deployment controller and the
-//!   kubelet that makes every Deployment's pods available at once, so that conditions that wait
-//!   for them can turn true.
+//!   kubelet that makes every Deployment's pods, running and available at once, so that
+//!   conditions that wait for them can turn true and controllers that watch pods see them.
 //! - [`FakeApiServer::get`], [`FakeApiServer::list`], [`FakeApiServer::put`]: read and write
 //!   objects directly, as requests that are not counted and work while the server is unavailable.
 //! - [`FakeApiServer::serve`]: the same server over HTTP, for a manager in another process.
@@ -489,10 +489,12 @@ impl FakeApiServer {
     }
 
     /// Turns on (or off) a stand-in for the Deployment controller and the kubelet: after every
-    /// write of a Deployment, the server sets its `status` (`observedGeneration`, `replicas`,
-    /// `updatedReplicas`, `readyReplicas`, `availableReplicas`) to `spec.replicas` (default 1),
-    /// as a separate write to the status subresource by `kube-controller-manager` that watches
-    /// see, and that is not counted among the requests.
+    /// write of a Deployment, the server makes its pods (`spec.replicas` of them, default 1, from
+    /// its pod template, owned by the Deployment, running and ready; those of an older template
+    /// or beyond the replicas are deleted), and sets its `status` (`observedGeneration`,
+    /// `replicas`, `updatedReplicas`, `readyReplicas`, `availableReplicas`) to `spec.replicas`,
+    /// as a separate write to the status subresource by `kube-controller-manager`. Watches see
+    /// these writes; they are not counted among the requests.
     pub fn simulate_deployments(&self, enabled: bool) -> &Self {
         self.inner.lock().store.simulate_deployments = enabled;
         self

@@ -5,6 +5,7 @@
 //! the API server does with CustomResourceDefinitions in `store/crds.rs`.
 
 mod crds;
+mod pods;
 mod versions;
 
 pub(super) use crds::crd_resource;
@@ -975,7 +976,7 @@ impl Store {
     }
 
     /// The stand-in for the Deployment controller and the kubelet: every pod a Deployment asks
-    /// for is available at once.
+    /// for is made (see [`Store::simulate_pods`]) and available at once.
     fn simulate_deployment(&mut self, kind: &Kind, key: &ObjectKey) {
         if !self.simulate_deployments
             || (kind.group.as_str(), kind.plural.as_str()) != ("apps", "deployments")
@@ -990,6 +991,8 @@ impl Store {
         if deployment["metadata"]["deletionTimestamp"].is_string() {
             return;
         }
+        let deployment = deployment.clone();
+        self.simulate_pods(key, &deployment);
         let replicas = deployment["spec"]["replicas"].as_i64().unwrap_or(1);
         let status = json!({
             "observedGeneration": deployment["metadata"]["generation"],

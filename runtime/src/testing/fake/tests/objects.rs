@@ -498,3 +498,94 @@ async fn webhook_configurations_and_crds_are_stored_as_objects() {
     let listed = widgets.list(&ListParams::default()).await.unwrap();
     assert!(listed.items.is_empty());
 }
+
+/// The stand-in for the Deployment controller and the kubelet makes a Deployment's pods from its
+/// template, owned by it, running and ready; follows its scale and its template; and the
+/// garbage collector deletes them with it.
+#[tokio::test]
+async fn the_stand_in_deployment_controller_runs_a_deployments_pods() {
+    use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
+    let fake = FakeApiServer::new();
+    fake.simulate_deployments(true);
+    let api = Api::<Deployment>::namespaced(fake.client(), "default");
+    let pods = Api::<Pod>::namespaced(fake.client(), "default");
+    let labels = [("app".to_owned(), "web".to_owned())];
+    let mut web = deployment(2);
+    web.status = None;
+    web.spec.as_mut().unwrap().template = PodTemplateSpec {
+        metadata: Some(ObjectMeta {
+            labels: Some(labels.clone().into()),
+            ..ObjectMeta::default()
+        }),
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "web".to_owned(),
+                image: Some("nginx".to_owned()),
+                ..Container::default()
+            }],
+            ..PodSpec::default()
+        }),
+    };
+    let created = api.create(&PostParams::default(), &web).await.unwrap();
+    let listed = || async { pods.list(&ListParams::default()).await.unwrap().items };
+    let running = listed().await;
+    assert_eq!(running.len(), 2);
+    for pod in &running {
+        assert_eq!(pod.labels().get("app").map(String::as_str), Some("web"));
+        let owner = &pod.owner_references()[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.uid.as_str()),
+            ("Deployment", created.uid().unwrap().as_str())
+        );
+        assert_eq!(owner.controller, Some(true));
+        let status = pod.status.as_ref().unwrap();
+        assert_eq!(status.phase.as_deref(), Some("Running"));
+        let ready = status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "Ready");
+        assert_eq!(ready.map(|c| c.status.as_str()), Some("True"));
+        let containers = status.container_statuses.as_ref().unwrap();
+        assert!(containers[0].ready && containers[0].state.as_ref().unwrap().running.is_some());
+    }
+    let available = api
+        .get("d")
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .available_replicas;
+    assert_eq!(available, Some(2));
+
+    // Scaled down: one pod goes.
+    let scale = json!({ "spec": { "replicas": 1 } });
+    api.patch("d", &PatchParams::default(), &Patch::Merge(scale))
+        .await
+        .unwrap();
+    let scaled = listed().await;
+    assert_eq!(scaled.len(), 1);
+    assert!(
+        running
+            .iter()
+            .any(|pod| pod.name_any() == scaled[0].name_any())
+    );
+
+    // A new template: its pod replaces the old one.
+    let relabel =
+        json!({ "spec": { "template": { "metadata": { "labels": { "version": "2" } } } } });
+    api.patch("d", &PatchParams::default(), &Patch::Merge(relabel))
+        .await
+        .unwrap();
+    let rolled = listed().await;
+    assert_eq!(rolled.len(), 1);
+    assert_ne!(rolled[0].name_any(), scaled[0].name_any());
+    assert_eq!(
+        rolled[0].labels().get("version").map(String::as_str),
+        Some("2")
+    );
+
+    // Deleted with their Deployment.
+    api.delete("d", &DeleteParams::default()).await.unwrap();
+    assert!(listed().await.is_empty());
+}
