@@ -13,6 +13,7 @@ pub mod finalizer;
 mod owned;
 pub mod recovery;
 mod runner;
+mod share;
 mod watches;
 
 pub use context::{Context, Scope, qualified_name};

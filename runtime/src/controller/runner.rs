@@ -1,7 +1,6 @@
 //! [`Runner`]: builds and runs the kube-runtime controllers of one kind, so that a controller file
 //! holds only its `reconcile` function, its RBAC rules and its tests.
 
-use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::Arc;
 
@@ -16,6 +15,7 @@ use serde::Serialize;
 
 use super::context::{Context, Scope};
 use super::recovery::{Recovery, is_unreachable};
+use super::share::Share;
 use super::watches::{self, Change, WatchesBackOff, watch_backoff};
 use super::{ControllerFuture, Shared, log_result, owned_changes, spec_changes};
 use crate::cache::{Cache, Cacheable, Caches, strip_for_cache};
@@ -92,11 +92,7 @@ type AddWatch<K> = Box<dyn Fn(&Client, Option<&str>, bool) -> Watch<K> + Send>;
 ///   objects it applies with [`Context::apply_owned`];
 /// - caches without `managedFields` and the `kubectl apply` annotation ([`strip_for_cache`]);
 /// - on shutdown, reconciles in flight finish before the process exits.
-pub struct Runner<'a, K>
-where
-    K: Resource + Clone + Debug + 'static,
-    K::DynamicType: Eq + Hash + Clone,
-{
+pub struct Runner<'a, K: Cacheable> {
     name: &'static str,
     shared: &'a Shared,
     watcher_config: watcher::Config,
@@ -104,6 +100,8 @@ where
     watches: Vec<AddWatch<K>>,
     caches: Caches,
     max_concurrent_reconciles: Option<u16>,
+    /// With `--sharding`: this member's share, to which the mapped watches are limited.
+    share: Option<Share<K>>,
 }
 
 impl<'a, K> Runner<'a, K>
@@ -115,7 +113,10 @@ where
     /// and Events, and is the field manager of the controller's server-side applies.
     pub fn new(name: &'static str, shared: &'a Shared) -> Self {
         let caches = Caches::default();
-        caches.register::<K>().mark_watched();
+        let primary = caches.register::<K>();
+        primary.mark_watched();
+        let share =
+            (shared.sharding.as_ref()).map(|sharding| Share::new(primary, sharding.member()));
         Self {
             name,
             shared,
@@ -124,6 +125,7 @@ where
             watches: Vec::new(),
             caches,
             max_concurrent_reconciles: None,
+            share,
         }
     }
 
@@ -198,6 +200,7 @@ where
             config,
             move || watches::owned(Arc::clone(&change)),
             owners::<Child, K>,
+            false,
         )
     }
 
@@ -243,7 +246,13 @@ where
         let changed: watches::Changed<Other> = Arc::new(changed);
         let mapper = Arc::new(mapper);
         let map = move |object: Other| mapper(object).into_iter().collect();
-        self.watch(config, move || watches::watched(Arc::clone(&changed)), map)
+        // With `--sharding`, only the objects that map to this member's share are cached.
+        self.watch(
+            config,
+            move || watches::watched(Arc::clone(&changed)),
+            map,
+            true,
+        )
     }
 
     /// Caches the objects of `Other` that `config` selects, in the watched namespaces, for
@@ -258,7 +267,7 @@ where
         Other::Scope: Scope,
     {
         let never = |_: &watcher::Event<Other>, _: Option<&Other>, _| false;
-        self.watch(config, move || never, |_: Other| Vec::new())
+        self.watch(config, move || never, |_: Other| Vec::new(), false)
     }
 
     /// Declares the index `name` of the cached kind `T`: `keys` gives the keys of each object
@@ -283,12 +292,15 @@ where
     }
 
     /// Adds a watch of `T` to the controller of every namespace: its events fill the cache of
-    /// `T`, those for which `triggers` says so reconcile the objects `map` gives.
+    /// `T`, those for which `triggers` says so reconcile the objects `map` gives. With `limited`
+    /// and `--sharding`, only the objects that `map` maps to this member's share are cached
+    /// (see [`Share`]).
     fn watch<T, D>(
         mut self,
         config: watcher::Config,
         triggers: impl Fn() -> D + Send + 'static,
         map: impl Fn(T) -> Vec<ObjectRef<K>> + Clone + Send + Sync + 'static,
+        limited: bool,
     ) -> Self
     where
         T: Cacheable,
@@ -298,6 +310,7 @@ where
         let cache = self.caches.register::<T>();
         cache.mark_watched();
         let name = self.name;
+        let share = self.share.clone().filter(|_| limited);
         self.watches.push(Box::new(move |client, namespace, first| {
             let api = <T::Scope as Scope>::api_in::<T>(client, namespace);
             // A cluster-scoped kind is watched whole by the controller of each namespace;
@@ -308,9 +321,16 @@ where
                 Cache::<T>::new().feed(None)
             };
             let listed = feed.listed();
-            let events = watcher(api, config.clone())
-                .backoff(watch_backoff())
-                .modify(strip_for_cache::<T>);
+            let config = config.clone();
+            let open = move || {
+                watcher(api.clone(), config.clone())
+                    .backoff(watch_backoff())
+                    .modify(strip_for_cache::<T>)
+            };
+            let events = match &share {
+                Some(share) => share.limit(open, map.clone(), cache.clone()).boxed(),
+                None => open().boxed(),
+            };
             let map = map.clone();
             let triggers = watches::informer(events, feed, triggers())
                 .filter_map(move |result| {
@@ -384,6 +404,7 @@ where
             watches,
             caches,
             max_concurrent_reconciles,
+            share,
         } = self;
         let unwatched = caches.unwatched();
         if !unwatched.is_empty() {
@@ -453,10 +474,18 @@ where
                     .reflector_store()
                     .expect("kube's store, for its Controller");
                 let config_of_watch = watcher_config.clone();
+                let share = share.clone();
                 let events = future::join_all(synced).into_stream().flat_map(move |_| {
+                    let share = share.clone();
                     watcher(api.clone(), config_of_watch.clone())
                         .backoff(watch_backoff())
                         .modify(strip_for_cache::<K>)
+                        // With `--sharding`: the mapped watches follow the changes of the share.
+                        .inspect(move |event| {
+                            if let (Some(share), Ok(event)) = (&share, event) {
+                                share.observe(event);
+                            }
+                        })
                 });
                 let added = queue.clone();
                 let triggers =

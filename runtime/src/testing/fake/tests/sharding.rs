@@ -5,7 +5,9 @@
 //!
 //! Every reconcile checks the invariant of sharding: no object is reconciled by two members at
 //! once (a shared map of the objects in flight, and who reconciles them). The controller also
-//! applies an owned Secret per ConfigMap, which must carry its owner's shard label.
+//! applies an owned Secret per ConfigMap, which must carry its owner's shard label, and watches
+//! pods mapped to their ConfigMap by a label (as the deploy-image controllers watch theirs),
+//! which each member caches for its share only.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,9 +16,10 @@ use std::time::Duration;
 
 use futures::FutureExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, PodSpec, Secret};
+use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt as _};
 use serde_json::json;
@@ -24,6 +27,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::cache::Cache;
 use crate::controller::{Context, Runner};
 use crate::manager::leader::{self, LeaderElectionConfig, LeaderElector};
 use crate::manager::{Gates, Shared, TaskResult, sharding_tasks};
@@ -172,6 +176,8 @@ struct Replica {
     shutdown: CancellationToken,
     tasks: JoinSet<TaskResult>,
     metrics: Metrics,
+    /// Its controller's cache of the pods mapped to its ConfigMaps.
+    pods: Cache<Pod>,
 }
 
 impl Replica {
@@ -200,9 +206,13 @@ impl Replica {
             member: member.to_owned(),
             ledger: Arc::clone(ledger),
         };
-        let controller = Runner::<ConfigMap>::new("test", &shared)
+        let runner = Runner::<ConfigMap>::new("test", &shared)
             .owns::<Secret>(watcher::Config::default())
-            .run(reconcile, state);
+            // A pod's changes reconcile nothing here (its deletion does): what matters is which
+            // pods the member caches.
+            .watches_on(watcher::Config::default(), |_, _| false, instance_of);
+        let pods = runner.cache::<Pod>();
+        let controller = runner.run(reconcile, state);
         let gates = Gates {
             elected: CancellationToken::new(),
             joined: CancellationToken::new(),
@@ -244,6 +254,7 @@ impl Replica {
             shutdown,
             tasks: tasks.set,
             metrics,
+            pods,
         }
     }
 
@@ -275,6 +286,84 @@ fn config_map(name: &str) -> ConfigMap {
         },
         data: Some(BTreeMap::from([("a".to_owned(), "1".to_owned())])),
         ..ConfigMap::default()
+    }
+}
+
+/// The label of a pod that names its ConfigMap.
+const INSTANCE: &str = "app.kubernetes.io/instance";
+
+/// A pod of the ConfigMap `instance`: not owned by it, and without a shard label, but mapped to
+/// it by [`INSTANCE`].
+fn pod(instance: &str) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(format!("{instance}-pod")),
+            namespace: Some(NAMESPACE.to_owned()),
+            labels: Some(BTreeMap::from([(INSTANCE.to_owned(), instance.to_owned())])),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "main".to_owned(),
+                image: Some("busybox".to_owned()),
+                ..Container::default()
+            }],
+            ..PodSpec::default()
+        }),
+        ..Pod::default()
+    }
+}
+
+/// The ConfigMap that `pod` runs for.
+fn instance_of(pod: Pod) -> Option<ObjectRef<ConfigMap>> {
+    let instance = pod.labels().get(INSTANCE)?;
+    Some(ObjectRef::new(instance).within(NAMESPACE))
+}
+
+/// The replicas whose cache of pods does not hold exactly the pods of their ConfigMaps (by
+/// the shard labels on the fake), with what they hold too many and too few.
+fn pods_off_share(fake: &FakeApiServer, replicas: &[&Replica]) -> Vec<String> {
+    let shards = shards(fake);
+    let pods = fake.list::<Pod>();
+    let mut off = Vec::new();
+    for replica in replicas {
+        let of_member = |pod: &&Pod| {
+            let object = instance_of((*pod).clone());
+            let shard = object.and_then(|object| shards.get(&object.name).cloned().flatten());
+            shard.as_deref() == Some(replica.member.as_str())
+        };
+        let share: HashSet<String> = (pods.iter())
+            .filter(of_member)
+            .map(|pod| pod.name_any())
+            .collect();
+        let cached: HashSet<String> = (replica.pods.list(Some(NAMESPACE)).iter())
+            .map(|pod| pod.name_any())
+            .collect();
+        if cached != share {
+            let extra = cached.difference(&share).count();
+            let missing = share.difference(&cached).count();
+            off.push(format!(
+                "{}: {extra} too many, {missing} missing",
+                replica.member
+            ));
+        }
+    }
+    off
+}
+
+/// Waits until every replica caches the pods of its share, and only those.
+async fn wait_pods_follow_shares(fake: &FakeApiServer, replicas: &[&Replica]) {
+    let started = Instant::now();
+    loop {
+        let off = pods_off_share(fake, replicas);
+        if off.is_empty() {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the cached pods do not follow the shares: {off:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -424,6 +513,52 @@ async fn members_share_the_objects_and_a_join_takes_a_third_without_overlap() {
     );
     assert_eq!(ledger.violations(), Vec::<String>::new());
     for replica in [a, b, c] {
+        replica.stop().await;
+    }
+}
+
+/// A watch of pods mapped to their ConfigMap (`Runner::watches_on`) caches, on each member, the
+/// pods of its share only: pods of objects that arrive (a member's start, a join) are brought
+/// and those of objects that leave are dropped, while the pods themselves never change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_cache_the_mapped_pods_of_their_share_only() {
+    let fake = FakeApiServer::new();
+    let ledger = Arc::new(Ledger::default());
+    let names = create(&fake, 150);
+    for name in &names {
+        fake.put(&pod(name));
+    }
+    // A pod of no object: no member caches it.
+    fake.put(&pod("nobody"));
+    let a = Replica::start(&fake, "a", &ledger);
+    let b = Replica::start(&fake, "b", &ledger);
+    wait_converged(&fake, &ledger, &["a", "b"], &names, Duration::from_secs(20)).await;
+    wait_pods_follow_shares(&fake, &[&a, &b]).await;
+    let cached = |replica: &Replica| replica.pods.list(Some(NAMESPACE)).len();
+    assert!(cached(&a) < names.len() && cached(&b) < names.len());
+
+    // A join: a third of the objects move to c, and their pods with them.
+    let c = Replica::start(&fake, "c", &ledger);
+    let members = ["a", "b", "c"];
+    wait_converged(&fake, &ledger, &members, &names, Duration::from_secs(20)).await;
+    wait_pods_follow_shares(&fake, &[&a, &b, &c]).await;
+    assert!(cached(&c) > 0);
+
+    // A leave: b's objects go to a and c, and so do their pods.
+    b.stop().await;
+    wait_converged(&fake, &ledger, &["a", "c"], &names, Duration::from_secs(20)).await;
+    wait_pods_follow_shares(&fake, &[&a, &c]).await;
+
+    // A new pod of one's object comes to its member only.
+    let object = &names[0];
+    let pods = Api::<Pod>::namespaced(fake.client(), NAMESPACE);
+    let name = format!("{object}-pod");
+    pods.delete(&name, &DeleteParams::default()).await.unwrap();
+    wait_pods_follow_shares(&fake, &[&a, &c]).await;
+    fake.put(&pod(object));
+    wait_pods_follow_shares(&fake, &[&a, &c]).await;
+    assert_eq!(ledger.violations(), Vec::<String>::new());
+    for replica in [a, c] {
         replica.stop().await;
     }
 }

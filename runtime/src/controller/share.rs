@@ -1,0 +1,192 @@
+//! Under `--sharding`: the watches of other kinds mapped to the reconciled objects
+//! ([`Runner::watches`](super::Runner::watches), [`Runner::watches_on`](super::Runner::watches_on))
+//! cache only the objects that map to an object of this member's share.
+//!
+//! Such objects cannot be selected by the member's label on the server: they carry no shard label
+//! (a pod's labels come from its Deployment's template, and a shard label there would roll the
+//! pods on every move). So every member still receives their events, but keeps only those of
+//! objects whose mapped object is in its cache of the reconciled kind (its share, which its
+//! watch selects by label).
+//!
+//! The share changes: an object arrives (assigned to this member, or at startup, before the
+//! share is listed) whose mapped objects were left out, or leaves (drained to another member)
+//! while its mapped objects are cached. Either way the mapped watches list again, once the
+//! share has been still for [`RELIST_AFTER`], and the new list keeps exactly the objects of the
+//! share: the missing ones are brought, the others dropped. A new object, whose mapped objects
+//! come only after it (the pods of the Deployment its reconcile creates), costs no list: a list
+//! is needed only for an object whose mapped objects were left out before, which [`Share`]
+//! remembers by key.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt as _, stream};
+use kube::ResourceExt as _;
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use tokio::sync::watch;
+
+use crate::cache::{Cache, Cacheable};
+use crate::sharding::SHARD_LABEL;
+
+/// How long the share must stay unchanged before the mapped watches list again: a cold backlog,
+/// or a member that joins or leaves, changes it many times in a row, and one list covers them.
+pub(crate) const RELIST_AFTER: Duration = Duration::from_secs(1);
+
+/// This member's share of the reconciled kind `K`, as the mapped watches of one
+/// [`Runner`](super::Runner) see it. Cloning gives another handle.
+pub(crate) struct Share<K: Cacheable> {
+    /// The reconciled objects this member caches: its share.
+    primary: Cache<K>,
+    /// This member's name, the [`SHARD_LABEL`] of its objects.
+    member: String,
+    /// The objects of `K` that mapped objects were left out for: if one joins the share, they
+    /// must be listed again.
+    left_out: Arc<Mutex<HashSet<ObjectRef<K>>>>,
+    /// Bumped when the mapped watches must list again.
+    relist: watch::Sender<u64>,
+}
+
+impl<K: Cacheable> Clone for Share<K> {
+    fn clone(&self) -> Self {
+        Self {
+            primary: self.primary.clone(),
+            member: self.member.clone(),
+            left_out: Arc::clone(&self.left_out),
+            relist: self.relist.clone(),
+        }
+    }
+}
+
+impl<K: Cacheable> Share<K> {
+    /// The share of `member`, whose reconciled objects `primary` caches.
+    pub(crate) fn new(primary: Cache<K>, member: &str) -> Self {
+        Self {
+            primary,
+            member: member.to_owned(),
+            left_out: Arc::default(),
+            relist: watch::Sender::new(0),
+        }
+    }
+
+    fn left_out(&self) -> std::sync::MutexGuard<'_, HashSet<ObjectRef<K>>> {
+        self.left_out.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn request_relist(&self) {
+        self.relist.send_modify(|count| *count += 1);
+    }
+
+    /// Takes note of an event of the reconciled kind's watch, before the cache applies it: an
+    /// object that joins the share and had mapped objects left out, one that leaves it (no
+    /// longer labelled for this member: drained, not deleted), or the end of a list (the share
+    /// may have changed wholesale) make the mapped watches list again.
+    pub(crate) fn observe(&self, event: &watcher::Event<K>) {
+        match event {
+            watcher::Event::Apply(object) | watcher::Event::InitApply(object) => {
+                let reference = ObjectRef::from_obj(object);
+                let joins = self
+                    .primary
+                    .get(reference.namespace.as_deref(), &reference.name)
+                    .is_none();
+                if joins && self.left_out().remove(&reference) {
+                    self.request_relist();
+                }
+            }
+            watcher::Event::Delete(object) => {
+                if object.labels().get(SHARD_LABEL) != Some(&self.member) {
+                    self.request_relist();
+                }
+            }
+            watcher::Event::InitDone => self.request_relist(),
+            watcher::Event::Init => {}
+        }
+    }
+
+    /// Whether a mapped object whose event maps it to `objects` belongs to the share; if not,
+    /// `objects` are remembered as left out.
+    fn keeps(&self, objects: Vec<ObjectRef<K>>) -> bool {
+        let mine = |object: &ObjectRef<K>| {
+            let namespace = object.namespace.as_deref();
+            self.primary.get(namespace, &object.name).is_some()
+        };
+        if objects.iter().any(mine) {
+            return true;
+        }
+        self.left_out().extend(objects);
+        false
+    }
+
+    /// The events of a mapped watch that `start` opens, limited to the share: applies and list
+    /// items of objects that map (by `map`) to an object of the share, deletions of objects
+    /// `cache` holds, and the list's start and end. The watch is opened again (a new list)
+    /// when the share changes as [`Share::observe`] says, [`RELIST_AFTER`] after the last change.
+    pub(crate) fn limit<T, S>(
+        &self,
+        start: impl Fn() -> S + Send + 'static,
+        map: impl Fn(T) -> Vec<ObjectRef<K>> + Send + 'static,
+        cache: Cache<T>,
+    ) -> impl Stream<Item = watcher::Result<watcher::Event<T>>> + Send + 'static
+    where
+        T: Cacheable,
+        S: Stream<Item = watcher::Result<watcher::Event<T>>> + Send + 'static,
+    {
+        let share = self.clone();
+        let mut relist = self.relist.subscribe();
+        relist.mark_unchanged();
+        let events = relisting(start, relist);
+        events.filter(move |event| {
+            let keep = match event {
+                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                    share.keeps(map(object.clone()))
+                }
+                Ok(watcher::Event::Delete(object)) => {
+                    let namespace = object.namespace();
+                    cache
+                        .get(namespace.as_deref(), &object.name_any())
+                        .is_some()
+                }
+                Ok(watcher::Event::Init | watcher::Event::InitDone) | Err(_) => true,
+            };
+            std::future::ready(keep)
+        })
+    }
+}
+
+/// The items of the stream `start` opens, opened again (from its start) each time `relist`
+/// changes and has then stayed unchanged for [`RELIST_AFTER`].
+fn relisting<S>(
+    start: impl Fn() -> S + Send + 'static,
+    relist: watch::Receiver<u64>,
+) -> impl Stream<Item = S::Item> + Send + 'static
+where
+    S: Stream + Send + 'static,
+    S::Item: Send,
+{
+    let current = Box::pin(start());
+    stream::unfold(
+        (current, relist, start),
+        |(mut current, mut relist, start)| async move {
+            loop {
+                tokio::select! {
+                    item = current.next() => return Some((item?, (current, relist, start))),
+                    changed = relist.changed() => {
+                        // The runner is gone: the stream ends with it.
+                        changed.ok()?;
+                        // Until the share has been still for a while.
+                        loop {
+                            relist.mark_unchanged();
+                            let wait = tokio::time::sleep(RELIST_AFTER);
+                            tokio::select! {
+                                () = wait => break,
+                                changed = relist.changed() => changed.ok()?,
+                            }
+                        }
+                        current = Box::pin(start());
+                    }
+                }
+            }
+        },
+    )
+}
