@@ -15,9 +15,10 @@
 //! share: the missing ones are brought, the others dropped. A new object, whose mapped objects
 //! come only after it (the pods of the Deployment its reconcile creates), costs no list: a list
 //! is needed only for an object whose mapped objects were left out before, which [`Share`]
-//! remembers by key.
+//! remembers by a hash of its key.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasher as _, RandomState};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -42,8 +43,14 @@ pub(crate) struct Share<K: Cacheable> {
     /// This member's name, the [`SHARD_LABEL`] of its objects.
     member: String,
     /// The objects of `K` that mapped objects were left out for: if one joins the share, they
-    /// must be listed again.
-    left_out: Arc<Mutex<HashSet<ObjectRef<K>>>>,
+    /// must be listed again. Kept as 64-bit hashes of their keys ([`Share::hash`]): this set
+    /// holds the objects of every other member, two thirds of them with three members, and an
+    /// `ObjectRef` with its strings costs about ten times more. Two keys with one hash (a
+    /// chance of about n²/2⁶⁵ for n objects) would at worst skip one list that was needed: the
+    /// mapped objects of one object would be missing from the cache until the next list.
+    left_out: Arc<Mutex<HashSet<u64>>>,
+    /// The keys of the hashes: random per process, so that no one can choose names that collide.
+    hasher: RandomState,
     /// Bumped when the mapped watches must list again.
     relist: watch::Sender<u64>,
 }
@@ -54,6 +61,7 @@ impl<K: Cacheable> Clone for Share<K> {
             primary: self.primary.clone(),
             member: self.member.clone(),
             left_out: Arc::clone(&self.left_out),
+            hasher: self.hasher.clone(),
             relist: self.relist.clone(),
         }
     }
@@ -66,12 +74,19 @@ impl<K: Cacheable> Share<K> {
             primary,
             member: member.to_owned(),
             left_out: Arc::default(),
+            hasher: RandomState::new(),
             relist: watch::Sender::new(0),
         }
     }
 
-    fn left_out(&self) -> std::sync::MutexGuard<'_, HashSet<ObjectRef<K>>> {
+    fn left_out(&self) -> std::sync::MutexGuard<'_, HashSet<u64>> {
         self.left_out.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The hash that [`Share::left_out`] keeps of `object`: of its namespace and name.
+    fn hash(&self, object: &ObjectRef<K>) -> u64 {
+        self.hasher
+            .hash_one((object.namespace.as_deref(), object.name.as_str()))
     }
 
     fn request_relist(&self) {
@@ -90,7 +105,7 @@ impl<K: Cacheable> Share<K> {
                     .primary
                     .get(reference.namespace.as_deref(), &reference.name)
                     .is_none();
-                if joins && self.left_out().remove(&reference) {
+                if joins && self.left_out().remove(&self.hash(&reference)) {
                     self.request_relist();
                 }
             }
@@ -114,7 +129,8 @@ impl<K: Cacheable> Share<K> {
         if objects.iter().any(mine) {
             return true;
         }
-        self.left_out().extend(objects);
+        let hashes: Vec<u64> = objects.iter().map(|object| self.hash(object)).collect();
+        self.left_out().extend(hashes);
         false
     }
 

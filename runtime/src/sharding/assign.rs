@@ -175,7 +175,8 @@ pub(crate) async fn run<K>(
         for (key, tracked, _) in &pending {
             sent.insert(key.clone(), tracked.resource_version.clone());
         }
-        let written = stream::iter(pending)
+        // Each result as it comes, not collected: a cold backlog writes every object.
+        stream::iter(pending)
             .map(|(key, tracked, change)| {
                 let api_in = Arc::clone(&api_in);
                 async move {
@@ -184,18 +185,18 @@ pub(crate) async fn run<K>(
                 }
             })
             .buffer_unordered(CONCURRENT_WRITES)
-            .collect::<Vec<_>>()
-            .await;
-        for (key, change, done) in written {
-            match (done, change) {
-                // Tried again on the next check.
-                (false, _) => drop(sent.remove(&key)),
-                (true, Move::Drain) | (true, Move::Assign { from: Some(_), .. }) => {
-                    metrics.moved(controller)
+            .for_each(|(key, change, done)| {
+                match (done, change) {
+                    // Tried again on the next check.
+                    (false, _) => drop(sent.remove(&key)),
+                    (true, Move::Drain) | (true, Move::Assign { from: Some(_), .. }) => {
+                        metrics.moved(controller)
+                    }
+                    (true, Move::Assign { from: None, .. }) => {}
                 }
-                (true, Move::Assign { from: None, .. }) => {}
-            }
-        }
+                std::future::ready(())
+            })
+            .await;
         if changed.is_none() {
             sent.retain(|key, _| parts.iter().any(|part| part.objects.contains_key(key)));
             let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
