@@ -7,8 +7,11 @@
 //! `manager` against it (2 workers each; with R > 1, `--leader-elect --sharding`) and waits until
 //! every Memcached is Available and no request has come for a second. It prints the wall time to
 //! converge, each replica's share of the objects (its shard label) and peak RSS (`VmHWM`: the
-//! fake's storage is in this process, not there), the API writes per object apart from Events and
-//! Leases, the label writes of sharding, and the reconciliations per object.
+//! fake's storage is in this process, not there), split into its peak anonymous memory (heap and
+//! stacks, sampled every 10 ms: what the objects cost, and what sharding divides) and the pages of
+//! the binary it maps (the same for every replica, whatever it holds), the API writes per object
+//! apart from Events and Leases, the label writes of sharding, and the reconciliations per
+//! object.
 //!
 //! With `--kill`, one replica that does not lead is killed with SIGKILL once a quarter of the
 //! backlog has converged, and the time until its share is converged by the others is printed.
@@ -33,6 +36,8 @@ struct Replica {
     metrics: u16,
     /// Its peak RSS in KiB, read before it is killed.
     peak: Option<u64>,
+    /// Its file-backed resident pages (the binary's) in KiB, read with `peak`.
+    file: u64,
     killed: bool,
 }
 
@@ -71,6 +76,7 @@ async fn main() {
     let mut replicas: Vec<Replica> = (0..r)
         .map(|i| start_replica(manager, &kubeconfig, i, r > 1))
         .collect();
+    let anon = sample_peak_anon(replicas.iter().map(|replica| replica.child.id()).collect());
 
     let mut killed: Option<(String, Instant)> = None;
     let mut after_kill = None;
@@ -96,11 +102,17 @@ async fn main() {
                 .iter_mut()
                 .find(|replica| !leads(replica.metrics) && shares.contains_key(&member_of(replica)))
                 .expect("a replica that does not lead and holds objects");
-            victim.peak = Some(peak_rss_kib(victim.child.id()));
+            (victim.peak, victim.file) = (
+                Some(peak_rss_kib(victim.child.id())),
+                file_kib(victim.child.id()),
+            );
             victim.child.kill().unwrap();
             victim.child.wait().unwrap();
             victim.killed = true;
-            println!("killed:                  {} at {converged} of {n} converged", victim.name);
+            println!(
+                "killed:                  {} at {converged} of {n} converged",
+                victim.name
+            );
             killed = Some((member_of(victim), Instant::now()));
         }
         for replica in replicas.iter_mut().filter(|replica| !replica.killed) {
@@ -128,7 +140,10 @@ async fn main() {
     let mut reconciles = 0;
     for replica in replicas.iter_mut().filter(|replica| !replica.killed) {
         reconciles += reconcile_total(replica.metrics);
-        replica.peak = Some(peak_rss_kib(replica.child.id()));
+        (replica.peak, replica.file) = (
+            Some(peak_rss_kib(replica.child.id())),
+            file_kib(replica.child.id()),
+        );
         replica.child.kill().unwrap();
         replica.child.wait().unwrap();
     }
@@ -155,16 +170,25 @@ async fn main() {
     }
     for replica in &replicas {
         let share = shares.get(&member_of(replica)).copied().unwrap_or(0);
-        let peak = replica.peak.unwrap_or(0) as f64 / 1024.0;
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        let peak = mib(replica.peak.unwrap_or(0));
+        let anon = mib(anon
+            .lock()
+            .unwrap()
+            .get(&replica.child.id())
+            .copied()
+            .unwrap_or(0));
+        let file = mib(replica.file);
         let state = if replica.killed { " (killed)" } else { "" };
-        if r > 1 {
-            println!(
-                "  {}: peak RSS {peak:.1} MiB, {share} objects at the end{state}",
-                replica.name
-            );
+        let share = if r > 1 {
+            format!(", {share} objects at the end")
         } else {
-            println!("  {}: peak RSS {peak:.1} MiB", replica.name);
-        }
+            String::new()
+        };
+        println!(
+            "  {}: peak RSS {peak:.1} MiB (anonymous {anon:.1} MiB at most, binary {file:.1} MiB){share}{state}",
+            replica.name
+        );
     }
     println!(
         "API writes per object:   {:.2} (and {:.2} Events, {leases} Lease writes)",
@@ -175,12 +199,20 @@ async fn main() {
         .iter()
         .filter(|r| r.verb == Verb::Patch && r.resource == "memcacheds" && r.subresource.is_none())
         .count();
-    println!("  patches of Memcacheds: {:.2} (the finalizer, and the labels of sharding)", per(patches));
+    println!(
+        "  patches of Memcacheds: {:.2} (the finalizer, and the labels of sharding)",
+        per(patches)
+    );
     println!("reconciles per object:   {:.2}", per(reconciles));
 }
 
 /// Starts replica `index`; with `sharded`, as a member of the ring.
-fn start_replica(manager: &str, kubeconfig: &std::path::Path, index: usize, sharded: bool) -> Replica {
+fn start_replica(
+    manager: &str,
+    kubeconfig: &std::path::Path,
+    index: usize,
+    sharded: bool,
+) -> Replica {
     let metrics = free_port();
     let name = format!("manager-{index}");
     let mut args = vec![
@@ -210,6 +242,7 @@ fn start_replica(manager: &str, kubeconfig: &std::path::Path, index: usize, shar
         child,
         metrics,
         peak: None,
+        file: 0,
         killed: false,
     }
 }
@@ -226,7 +259,9 @@ fn shares(objects: &[Memcached]) -> BTreeMap<String, usize> {
     let mut shares = BTreeMap::new();
     for object in objects {
         if let Some(member) = object.labels().get(SHARD_LABEL) {
-            let prefix = member.rsplit_once('-').map_or(member.as_str(), |(prefix, _)| prefix);
+            let prefix = member
+                .rsplit_once('-')
+                .map_or(member.as_str(), |(prefix, _)| prefix);
             *shares.entry(format!("{prefix}-")).or_default() += 1;
         }
     }
@@ -291,12 +326,41 @@ fn reconcile_total(port: u16) -> usize {
         .sum::<f64>() as usize
 }
 
-/// The peak resident set size of the process `pid`, in KiB.
-fn peak_rss_kib(pid: u32) -> u64 {
+/// A field of `/proc/<pid>/status` in KiB (`VmHWM`, `RssAnon`, `RssFile`), 0 once it has exited.
+fn status_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// The peak resident set size of the process `pid`, in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmHWM")
+}
+
+/// The file-backed resident pages of the process `pid` (its binary's and libraries'), in KiB.
+fn file_kib(pid: u32) -> u64 {
+    status_kib(pid, "RssFile")
+}
+
+/// The kernel keeps no peak of anonymous memory alone: a thread samples `RssAnon` of `pids` every
+/// 10 ms and keeps each one's largest, in KiB.
+fn sample_peak_anon(pids: Vec<u32>) -> std::sync::Arc<std::sync::Mutex<BTreeMap<u32, u64>>> {
+    let peaks = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::new()));
+    let sampled = std::sync::Arc::clone(&peaks);
+    std::thread::spawn(move || {
+        loop {
+            for &pid in &pids {
+                let anon = status_kib(pid, "RssAnon");
+                let mut peaks = sampled.lock().unwrap();
+                let peak = peaks.entry(pid).or_insert(0);
+                *peak = (*peak).max(anon);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    peaks
 }
