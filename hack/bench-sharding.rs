@@ -102,10 +102,7 @@ async fn main() {
                 .iter_mut()
                 .find(|replica| !leads(replica.metrics) && shares.contains_key(&member_of(replica)))
                 .expect("a replica that does not lead and holds objects");
-            (victim.peak, victim.file) = (
-                Some(peak_rss_kib(victim.child.id())),
-                file_kib(victim.child.id()),
-            );
+            victim.read_memory();
             victim.child.kill().unwrap();
             victim.child.wait().unwrap();
             victim.killed = true;
@@ -140,10 +137,7 @@ async fn main() {
     let mut reconciles = 0;
     for replica in replicas.iter_mut().filter(|replica| !replica.killed) {
         reconciles += reconcile_total(replica.metrics);
-        (replica.peak, replica.file) = (
-            Some(peak_rss_kib(replica.child.id())),
-            file_kib(replica.child.id()),
-        );
+        replica.read_memory();
         replica.child.kill().unwrap();
         replica.child.wait().unwrap();
     }
@@ -204,6 +198,14 @@ async fn main() {
         per(patches)
     );
     println!("reconciles per object:   {:.2}", per(reconciles));
+}
+
+impl Replica {
+    /// Reads its peak RSS and the binary's resident pages, before it is killed.
+    fn read_memory(&mut self) {
+        let pid = self.child.id();
+        (self.peak, self.file) = (Some(peak_rss_kib(pid)), file_kib(pid));
+    }
 }
 
 /// Starts replica `index`; with `sharded`, as a member of the ring.
