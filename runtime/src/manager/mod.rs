@@ -418,8 +418,9 @@ pub(crate) struct Gates {
 }
 
 /// What a replica runs with `--sharding` besides its controllers: its membership of the ring (a
-/// Lease of its own, held like the leader's, released once its controllers have stopped), and,
-/// once it leads, the assignment of every sharded controller's objects to the members.
+/// Lease of its own, held like the leader's, released once its controllers have stopped), its
+/// view of the ring's members from their Leases, and, once it leads, the assignment of every
+/// sharded controller's objects to the members.
 pub(crate) fn sharding_tasks(
     sharding: &Sharding,
     config: &LeaderElectionConfig,
@@ -455,16 +456,10 @@ pub(crate) fn sharding_tasks(
         client.clone(),
         timing,
         metrics.sharding(),
-        gates.shutdown.clone(),
+        gates.elected,
+        gates.shutdown,
     );
-    let (elected, shutdown) = (gates.elected, gates.shutdown);
-    let assignment = async move {
-        tokio::select! {
-            () = shutdown.cancelled() => {}
-            () = elected.cancelled() => assign.await,
-        }
-        ("sharding assignment".to_owned(), Ok(()))
-    };
+    let assignment = assign.map(|()| ("sharding assignment".to_owned(), Ok(())));
     vec![membership.boxed(), assignment.boxed()]
 }
 

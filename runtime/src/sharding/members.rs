@@ -1,12 +1,16 @@
-//! The elected replica's view of the ring: the members whose Lease is valid, from one
-//! label-selected watch of the members' Leases.
+//! Every sharded replica's view of the ring: the members whose Lease is valid, from one
+//! label-selected watch of the members' Leases. Only the elected replica acts on it (it assigns
+//! the objects, deletes the Leases of departed members and reports the ring's metrics), but every
+//! replica keeps it from its start, so that a replica elected after the leader crashed has been
+//! watching the members' Leases all along: had it started watching then, it would have to give
+//! each member a full Lease duration before counting it out, and a crashed leader's own share
+//! would wait for two Lease durations.
 //!
 //! A member is in the ring while its Lease has a holder and has changed within its duration, as
 //! this replica's clock measures it from when it first saw the Lease's current record (the rule
-//! of leader election, `crate::lease`): clock skew between nodes does not matter, and a replica
-//! that becomes the leader gives every member a full Lease duration before it counts it out.
-//! Nothing is published before the Leases have been listed, so that a new leader never takes
-//! the members it has not seen yet for departed, and not before a further `settle` period: the
+//! of leader election, `crate::lease`): clock skew between nodes does not matter.
+//! Nothing is published before the Leases have been listed, so that a replica never takes the
+//! members it has not seen yet for departed, and not before a further `settle` period: the
 //! replicas of a Deployment start together, and a ring published as soon as the first member's
 //! Lease is listed would give it every object, to drain most of them again a moment later.
 //!
@@ -27,7 +31,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{MEMBER_LABEL, RING_LABEL, Ring};
+use super::{MEMBER_LABEL, RING_LABEL, Ring, RingTiming};
 use crate::lease::Observed;
 use crate::metrics::ShardMetrics;
 
@@ -49,16 +53,19 @@ impl Member {
 type Leases = BTreeMap<String, Member>;
 
 /// Watches the Leases labelled with `ring` in `api`'s namespace and publishes the ring of the
-/// members whose Lease is valid on `ring_of_members` whenever it changes, until `shutdown`.
+/// members whose Lease is valid on `ring_of_members` whenever it changes, until `shutdown`;
+/// once `elected`, also deletes the Leases of departed members and reports the ring's size.
+/// `timing` gives a Lease's duration when it names none, and the settle period (its retry period).
 pub(super) async fn watch(
     api: Api<Lease>,
     ring: String,
-    default_duration: Duration,
-    settle: Duration,
+    timing: &RingTiming,
     ring_of_members: watch::Sender<Option<Ring>>,
     metrics: ShardMetrics,
+    elected: CancellationToken,
     shutdown: CancellationToken,
 ) {
+    let (default_duration, settle) = (timing.lease_duration, timing.retry_period);
     let config = watcher::Config::default().labels(&format!("{RING_LABEL}={ring}"));
     let mut events = watcher(api.clone(), config).default_backoff().boxed();
     let mut leases = Leases::new();
@@ -85,9 +92,12 @@ pub(super) async fn watch(
                 None => std::future::pending().await,
             }
         };
+        let was_elected = elected.is_cancelled();
         tokio::select! {
             () = shutdown.cancelled() => return,
             () = expiry => {}
+            // Once: what only the elected replica does starts now.
+            () = elected.cancelled(), if !was_elected => {}
             event = events.next() => match event {
                 None => return,
                 Some(Ok(watcher::Event::Apply(lease))) => {
@@ -126,7 +136,10 @@ pub(super) async fn watch(
             .values()
             .filter(|member| member.alive(default_duration, now));
         let members = Ring::new(alive.map(|member| member.name.clone()));
-        metrics.set_members(&ring, members.members().len());
+        let leading = elected.is_cancelled();
+        if leading {
+            metrics.set_members(&ring, members.members().len());
+        }
         ring_of_members.send_if_modified(|current| {
             if current.as_ref() == Some(&members) {
                 return false;
@@ -135,6 +148,9 @@ pub(super) async fn watch(
             *current = Some(members);
             true
         });
+        if !leading {
+            continue;
+        }
         // Once per version of each Lease: the watch then removes it, or brings a newer version.
         deleting.retain(|(name, _)| leases.contains_key(name));
         for (name, member) in &leases {

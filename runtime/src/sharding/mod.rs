@@ -100,7 +100,7 @@ impl std::fmt::Debug for Sharding {
     }
 }
 
-/// How the elected replica times its view of the members' Leases: the manager's leader election
+/// How a replica times its view of the members' Leases: the manager's leader election
 /// timing, which the members' Leases have too.
 #[derive(Clone, Debug)]
 pub struct RingTiming {
@@ -109,8 +109,8 @@ pub struct RingTiming {
     /// A Lease's duration when it names none.
     pub lease_duration: Duration,
     /// How often the assignment is checked whole (and failed label writes retried), and how
-    /// long a new leader waits after listing the members' Leases before it assigns anything, so
-    /// that replicas that start together join before the first assignment.
+    /// long a replica waits after listing the members' Leases before its view counts, so that
+    /// replicas that start together join before the first assignment.
     pub retry_period: Duration,
 }
 
@@ -183,14 +183,15 @@ impl Sharding {
         assigners.push(assigner);
     }
 
-    /// What the elected replica runs until `shutdown`: the view of the ring from the members'
-    /// Leases, and the assignment of the objects of every sharded controller to its members.
-    /// Call it once: it takes the controllers' assigners.
+    /// What a sharded replica runs until `shutdown`: from the start, its view of the ring from
+    /// the members' Leases (see `members`); once `elected`, the assignment of the objects of every
+    /// sharded controller to the members. Call it once: it takes the controllers' assigners.
     pub fn assign(
         &self,
         client: Client,
         timing: RingTiming,
         metrics: ShardMetrics,
+        elected: CancellationToken,
         shutdown: CancellationToken,
     ) -> BoxFuture<'static, ()> {
         let assigners = std::mem::take(
@@ -201,24 +202,33 @@ impl Sharding {
                 .unwrap_or_else(PoisonError::into_inner),
         );
         let (sender, ring) = watch::channel(None);
-        let view = members::watch(
-            kube::Api::namespaced(client.clone(), &timing.namespace),
-            self.inner.ring.clone(),
-            timing.lease_duration,
-            timing.retry_period,
-            sender,
-            metrics.clone(),
-            shutdown.clone(),
-        );
-        let assigners = assigners.into_iter().map(|assigner| {
-            assigner(Assignment {
-                ring: ring.clone(),
-                metrics: metrics.clone(),
-                retry_period: timing.retry_period,
-                shutdown: shutdown.clone(),
+        let view = {
+            let api = kube::Api::namespaced(client, &timing.namespace);
+            let (ring, timing) = (self.inner.ring.clone(), timing.clone());
+            let (metrics, elected, shutdown) = (metrics.clone(), elected.clone(), shutdown.clone());
+            async move {
+                members::watch(api, ring, &timing, sender, metrics, elected, shutdown).await;
+            }
+        };
+        let assigners: Vec<_> = assigners
+            .into_iter()
+            .map(|assigner| {
+                assigner(Assignment {
+                    ring: ring.clone(),
+                    metrics: metrics.clone(),
+                    retry_period: timing.retry_period,
+                    shutdown: shutdown.clone(),
+                })
             })
-        });
-        let assigners = futures::future::join_all(assigners);
+            .collect();
+        let assigners = async move {
+            tokio::select! {
+                () = shutdown.cancelled() => {}
+                () = elected.cancelled() => {
+                    futures::future::join_all(assigners).await;
+                }
+            }
+        };
         futures::future::join(view, assigners).map(|_| ()).boxed()
     }
 }
