@@ -14,9 +14,11 @@
 //! object.
 //!
 //! With `--kill`, one replica that does not lead is killed with SIGKILL once a quarter of the
-//! backlog has converged, and the time until its share is converged by the others is printed.
+//! backlog has converged, and the time until its share is converged by the others is printed;
+//! with `--kill-leader`, the elected replica instead (the worst case: a new one must be elected
+//! before the share moves).
 //!
-//! usage: bench N R MANAGER [--kill]
+//! usage: bench N R MANAGER [--kill | --kill-leader]
 
 use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
@@ -46,12 +48,21 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let parse = |i: usize| args.get(i).and_then(|value| value.parse::<usize>().ok());
     let (Some(n), Some(r), Some(manager)) = (parse(1), parse(2), args.get(3)) else {
-        eprintln!("usage: bench N R MANAGER [--kill]");
+        eprintln!("usage: bench N R MANAGER [--kill | --kill-leader]");
         std::process::exit(2);
     };
-    let kill = args.get(4).map(String::as_str) == Some("--kill");
+    // Whether to kill a replica, and whether the one that leads.
+    let kill = match args.get(4).map(String::as_str) {
+        None => None,
+        Some("--kill") => Some(false),
+        Some("--kill-leader") => Some(true),
+        Some(other) => panic!("unknown option {other}"),
+    };
     assert!(r >= 1, "R must be at least 1");
-    assert!(!kill || r >= 2, "--kill needs at least 2 replicas");
+    assert!(
+        kill.is_none() || r >= 2,
+        "killing a replica needs at least 2"
+    );
 
     let fake = FakeApiServer::new();
     fake.register_crd(&Memcached::crd())
@@ -96,12 +107,16 @@ async fn main() {
             }
             break;
         }
-        if kill && killed.is_none() && converged >= n / 4 {
+        if let (Some(leader), None) = (kill, &killed)
+            && converged >= n / 4
+        {
             let shares = shares(&objects);
             let victim = replicas
                 .iter_mut()
-                .find(|replica| !leads(replica.metrics) && shares.contains_key(&member_of(replica)))
-                .expect("a replica that does not lead and holds objects");
+                .find(|replica| {
+                    leads(replica.metrics) == leader && shares.contains_key(&member_of(replica))
+                })
+                .expect("a replica to kill that holds objects");
             victim.read_memory();
             victim.child.kill().unwrap();
             victim.child.wait().unwrap();
