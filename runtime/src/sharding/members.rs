@@ -4,7 +4,8 @@
 //! replica keeps it from its start, so that a replica elected after the leader crashed has been
 //! watching the members' Leases all along: had it started watching then, it would have to give
 //! each member a full Lease duration before counting it out, and a crashed leader's own share
-//! would wait for two Lease durations.
+//! would wait for two Lease durations. A replica elected while its watch of the Leases fails
+//! does so anyway: renewals may have gone unseen.
 //!
 //! A member is in the ring while its Lease has a holder and has changed within its duration, as
 //! this replica's clock measures it from when it first saw the Lease's current record (the rule
@@ -73,6 +74,8 @@ pub(super) async fn watch(
     // When the first list of the Leases is done, and then when the ring may be published.
     let mut settled: Option<Instant> = None;
     let mut deleting = BTreeSet::<(String, String)>::new();
+    // Whether the last item of the watch was an error: while it fails, renewals go unseen.
+    let mut failing = false;
     loop {
         let now = Instant::now();
         let next_expiry = leases
@@ -97,36 +100,43 @@ pub(super) async fn watch(
             () = shutdown.cancelled() => return,
             () = expiry => {}
             // Once: what only the elected replica does starts now.
-            () = elected.cancelled(), if !was_elected => {}
-            event = events.next() => match event {
-                None => return,
-                Some(Ok(watcher::Event::Apply(lease))) => {
-                    if let Some((name, member)) = observe(lease, &leases) {
-                        leases.insert(name, member);
+            () = elected.cancelled(), if !was_elected => {
+                trust_on_election(&mut leases, failing, Instant::now());
+            }
+            event = events.next() => {
+                // While the watch fails, renewals go unseen; any event means it works again.
+                failing = matches!(event, Some(Err(_)));
+                match event {
+                    None => return,
+                    Some(Ok(watcher::Event::Apply(lease))) => {
+                        if let Some((name, member)) = observe(lease, &leases) {
+                            leases.insert(name, member);
+                        }
+                    }
+                    Some(Ok(watcher::Event::Delete(lease))) => {
+                        if let Some(name) = lease.metadata.name {
+                            leases.remove(&name);
+                        }
+                    }
+                    Some(Ok(watcher::Event::Init)) => listing = Some(Leases::new()),
+                    Some(Ok(watcher::Event::InitApply(lease))) => {
+                        let member = observe(lease, &leases);
+                        if let (Some(listing), Some((name, member))) = (listing.as_mut(), member) {
+                            listing.insert(name, member);
+                        }
+                    }
+                    Some(Ok(watcher::Event::InitDone)) => {
+                        if let Some(listed) = listing.take() {
+                            leases = listed;
+                        }
+                        settled.get_or_insert_with(|| Instant::now() + settle);
+                    }
+                    Some(Err(error)) => {
+                        let error = &error as &dyn std::error::Error;
+                        tracing::warn!(error, "cannot watch the Leases of the sharding ring");
                     }
                 }
-                Some(Ok(watcher::Event::Delete(lease))) => {
-                    if let Some(name) = lease.metadata.name {
-                        leases.remove(&name);
-                    }
-                }
-                Some(Ok(watcher::Event::Init)) => listing = Some(Leases::new()),
-                Some(Ok(watcher::Event::InitApply(lease))) => {
-                    if let (Some(listing), Some((name, member))) = (listing.as_mut(), observe(lease, &leases)) {
-                        listing.insert(name, member);
-                    }
-                }
-                Some(Ok(watcher::Event::InitDone)) => {
-                    if let Some(listed) = listing.take() {
-                        leases = listed;
-                    }
-                    settled.get_or_insert_with(|| Instant::now() + settle);
-                }
-                Some(Err(error)) => {
-                    let error = &error as &dyn std::error::Error;
-                    tracing::warn!(error, "cannot watch the Leases of the sharding ring");
-                }
-            },
+            }
         }
         let now = Instant::now();
         if settled.is_none_or(|at| now < at) {
@@ -160,6 +170,18 @@ pub(super) async fn watch(
             {
                 delete(&api, name, version).await;
             }
+        }
+    }
+}
+
+/// What the elected replica may trust of the view it kept as a standby. A watch that is
+/// failing at the moment of election may have missed renewals: the members' records then count
+/// from now, as for a replica that has just listed them, so that no member whose renewals went
+/// unseen is counted out (its objects would move while it still reconciles them).
+fn trust_on_election(leases: &mut Leases, failing: bool, now: Instant) {
+    if failing {
+        for member in leases.values_mut() {
+            member.observed.at = now;
         }
     }
 }
@@ -204,5 +226,43 @@ async fn delete(api: &Api<Lease>, name: &str, version: String) {
                 "cannot delete the Lease of a departed member: {error}"
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::coordination::v1::LeaseSpec;
+
+    use super::*;
+
+    fn member(seen_ago: Duration, now: Instant) -> Member {
+        Member {
+            name: "a".to_owned(),
+            resource_version: Some("1".to_owned()),
+            observed: Observed {
+                spec: LeaseSpec {
+                    holder_identity: Some("a".to_owned()),
+                    lease_duration_seconds: Some(15),
+                    ..LeaseSpec::default()
+                },
+                at: now - seen_ago,
+            },
+        }
+    }
+
+    #[test]
+    fn a_view_whose_watch_fails_at_election_gives_every_member_a_full_lease_duration() {
+        let now = Instant::now();
+        let default = Duration::from_secs(15);
+        let stale = || Leases::from([("ring-a".to_owned(), member(Duration::from_secs(20), now))]);
+        // A working watch saw no renewal for 20 s: the member is out.
+        let mut leases = stale();
+        trust_on_election(&mut leases, false, now);
+        assert!(!leases["ring-a"].alive(default, now));
+        // A failing watch may have missed its renewals: it is in, for a full duration from now.
+        let mut leases = stale();
+        trust_on_election(&mut leases, true, now);
+        assert!(leases["ring-a"].alive(default, now));
+        assert!(!leases["ring-a"].alive(default, now + default));
     }
 }
