@@ -60,7 +60,7 @@ type Leases = BTreeMap<String, Member>;
 pub(super) async fn watch(
     api: Api<Lease>,
     ring: String,
-    timing: &RingTiming,
+    timing: RingTiming,
     ring_of_members: watch::Sender<Option<Ring>>,
     metrics: ShardMetrics,
     elected: CancellationToken,

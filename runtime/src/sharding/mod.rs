@@ -202,21 +202,23 @@ impl Sharding {
                 .unwrap_or_else(PoisonError::into_inner),
         );
         let (sender, ring) = watch::channel(None);
-        let view = {
-            let api = kube::Api::namespaced(client, &timing.namespace);
-            let (ring, timing) = (self.inner.ring.clone(), timing.clone());
-            let (metrics, elected, shutdown) = (metrics.clone(), elected.clone(), shutdown.clone());
-            async move {
-                members::watch(api, ring, &timing, sender, metrics, elected, shutdown).await;
-            }
-        };
+        let retry_period = timing.retry_period;
+        let view = members::watch(
+            kube::Api::namespaced(client, &timing.namespace),
+            self.inner.ring.clone(),
+            timing,
+            sender,
+            metrics.clone(),
+            elected.clone(),
+            shutdown.clone(),
+        );
         let assigners: Vec<_> = assigners
             .into_iter()
             .map(|assigner| {
                 assigner(Assignment {
                     ring: ring.clone(),
                     metrics: metrics.clone(),
-                    retry_period: timing.retry_period,
+                    retry_period,
                     shutdown: shutdown.clone(),
                 })
             })
