@@ -6,6 +6,7 @@
 //! is already as desired, in one call.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
@@ -75,6 +76,9 @@ impl<S> Context<S> {
     /// controller's own writes that the watch has not brought yet (the apply's answer is one),
     /// and from the API server otherwise. An object that the controller's watch does not select
     /// (its label selector) reads as missing: the apply then takes it over, labels and all.
+    /// With `--sharding`, an object missing from the cache is read from the API server: the
+    /// watch selects this member's label, which the children of an object taken over from
+    /// another member do not carry yet.
     ///
     /// Like controller-runtime's `controllerutil.CreateOrUpdate` with
     /// `SetControllerReference`, in one call, but with server-side apply instead of an update:
@@ -100,7 +104,16 @@ impl<S> Context<S> {
         }
         let namespace = meta.namespace.clone();
         let name = meta.name.clone().unwrap_or_default();
-        let before = self.get::<K>(namespace.as_deref(), &name).await?;
+        let mut before = self.get::<K>(namespace.as_deref(), &name).await?;
+        if before.is_none() && self.shard.is_some() {
+            // With `--sharding` the cache holds the children of this member's objects only: the
+            // child of an object that came from another member (which left, or drained it)
+            // still carries that member's label. Read it from the API server, so that the
+            // answer does not say "created" of an object that exists (and `reconcile` does not
+            // wait for pods that are already running).
+            let api = <K::Scope as Scope>::api_in::<K>(&self.client, namespace.as_deref());
+            before = api.get_opt(&name).await?.map(Arc::new);
+        }
         let before = before.map(|current| current.as_ref().clone());
         let after = match &before {
             Some(current) if is_applied(current, &object) => current.clone(),
@@ -232,5 +245,43 @@ mod tests {
         let value = |map: &ConfigMap| map.data.as_ref().unwrap()["key"].clone();
         assert_eq!(value(&changed.before.unwrap()), "a");
         assert_eq!(value(&changed.after), "b");
+    }
+
+    /// With `--sharding`, the child of an object taken over from another member is missing from
+    /// the cache (whose watch selects this member's label) but not from the cluster: the apply
+    /// relabels it, and says that it existed.
+    #[tokio::test]
+    async fn a_sharded_child_of_another_member_is_taken_over_not_created() {
+        use crate::cache::Caches;
+        use crate::sharding::SHARD_LABEL;
+        use kube::runtime::watcher::Event;
+
+        let fake = FakeApiServer::new();
+        let owner = owner(&fake).await;
+        for name in ["first", "second"] {
+            let mut child = named::<ConfigMap>(name);
+            child.metadata.labels = Some([(SHARD_LABEL.to_owned(), "a".to_owned())].into());
+            Api::<ConfigMap>::namespaced(fake.client(), "apps")
+                .create(&PostParams::default(), &child)
+                .await
+                .unwrap();
+        }
+        // The synced cache of member b, which the watch of b's label filled: without them.
+        let caches = Caches::default();
+        let mut feed = caches.register::<ConfigMap>().feed(Some("apps"));
+        feed.apply(&Event::Init);
+        feed.apply(&Event::InitDone);
+        let mut ctx = Context::with_caches(fake.client(), "tester", (), caches);
+        // Not sharded, the cache is the truth: an object its watch does not select is missing.
+        let unsharded = ctx.apply_owned(&owner, named::<ConfigMap>("first")).await;
+        assert!(unsharded.unwrap().created());
+
+        ctx.shard = Some("b".to_owned());
+        let applied = ctx.apply_owned(&owner, named::<ConfigMap>("second")).await;
+        let applied = applied.unwrap();
+        assert!(!applied.created());
+        let label = |map: &ConfigMap| map.metadata.labels.as_ref().unwrap()[SHARD_LABEL].clone();
+        assert_eq!(label(&applied.before.unwrap()), "a");
+        assert_eq!(label(&applied.after), "b");
     }
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::context::{Context, Scope};
 use super::recovery::{Recovery, is_unreachable};
-use super::share::Share;
+use super::share::{self, Share};
 use super::watches::{self, Change, WatchesBackOff, watch_backoff};
 use super::{ControllerFuture, Shared, log_result, owned_changes, spec_changes};
 use crate::cache::{Cache, Cacheable, Caches, strip_for_cache};
@@ -311,6 +311,10 @@ where
         cache.mark_watched();
         let name = self.name;
         let share = self.share.clone().filter(|_| limited);
+        let config = match &share {
+            Some(_) => share::paged(config),
+            None => config,
+        };
         self.watches.push(Box::new(move |client, namespace, first| {
             let api = <T::Scope as Scope>::api_in::<T>(client, namespace);
             // A cluster-scoped kind is watched whole by the controller of each namespace;
