@@ -11,7 +11,10 @@
 //! stacks, sampled every 10 ms: what the objects cost, and what sharding divides) and the pages of
 //! the binary it maps (the same for every replica, whatever it holds), the API writes per object
 //! apart from Events and Leases, the label writes of sharding, and the reconciliations per
-//! object.
+//! object. It also prints the CPU time of each replica and of the fake API server (this
+//! process): on a machine with fewer cores than processes, the wall time of R replicas says
+//! little of what they would take on nodes of their own, and their CPU time says what sharding
+//! costs or saves in work.
 //!
 //! With `--kill`, one replica that does not lead is killed with SIGKILL once a quarter of the
 //! backlog has converged, and the time until its share is converged by the others is printed;
@@ -31,6 +34,15 @@ use memcached_operator::api::v1alpha1::{Memcached, MemcachedSpec};
 use operator_rs_runtime::sharding::SHARD_LABEL;
 use operator_rs_runtime::testing::fake::{FakeApiServer, Verb};
 
+/// Which replica `--kill` and `--kill-leader` kill.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Victim {
+    /// A member that does not lead.
+    Member,
+    /// The elected replica.
+    Leader,
+}
+
 /// One manager process.
 struct Replica {
     name: String,
@@ -40,6 +52,8 @@ struct Replica {
     peak: Option<u64>,
     /// Its file-backed resident pages (the binary's) in KiB, read with `peak`.
     file: u64,
+    /// The CPU time it used (user and system), read with `peak`.
+    cpu: Duration,
     killed: bool,
 }
 
@@ -51,11 +65,10 @@ async fn main() {
         eprintln!("usage: bench N R MANAGER [--kill | --kill-leader]");
         std::process::exit(2);
     };
-    // Whether to kill a replica, and whether the one that leads.
     let kill = match args.get(4).map(String::as_str) {
         None => None,
-        Some("--kill") => Some(false),
-        Some("--kill-leader") => Some(true),
+        Some("--kill") => Some(Victim::Member),
+        Some("--kill-leader") => Some(Victim::Leader),
         Some(other) => panic!("unknown option {other}"),
     };
     assert!(r >= 1, "R must be at least 1");
@@ -107,17 +120,18 @@ async fn main() {
             }
             break;
         }
-        if let (Some(leader), None) = (kill, &killed)
+        if let (Some(victim), None) = (kill, &killed)
             && converged >= n / 4
         {
             let shares = shares(&objects);
             let victim = replicas
                 .iter_mut()
                 .find(|replica| {
-                    leads(replica.metrics) == leader && shares.contains_key(&member_of(replica))
+                    let leader = leads(replica.metrics);
+                    leader == (victim == Victim::Leader) && shares.contains_key(&member_of(replica))
                 })
                 .expect("a replica to kill that holds objects");
-            victim.read_memory();
+            victim.read_usage();
             victim.child.kill().unwrap();
             victim.child.wait().unwrap();
             victim.killed = true;
@@ -152,7 +166,7 @@ async fn main() {
     let mut reconciles = 0;
     for replica in replicas.iter_mut().filter(|replica| !replica.killed) {
         reconciles += reconcile_total(replica.metrics);
-        replica.read_memory();
+        replica.read_usage();
         replica.child.kill().unwrap();
         replica.child.wait().unwrap();
     }
@@ -195,10 +209,15 @@ async fn main() {
             String::new()
         };
         println!(
-            "  {}: peak RSS {peak:.1} MiB (anonymous {anon:.1} MiB at most, binary {file:.1} MiB){share}{state}",
-            replica.name
+            "  {}: peak RSS {peak:.1} MiB (anonymous {anon:.1} MiB at most, binary {file:.1} MiB), CPU {:.2?}{share}{state}",
+            replica.name, replica.cpu
         );
     }
+    let managers: Duration = replicas.iter().map(|replica| replica.cpu).sum();
+    println!(
+        "CPU time:                {managers:.2?} in the managers, {:.2?} in the fake API server and this driver",
+        cpu_time("self")
+    );
     println!(
         "API writes per object:   {:.2} (and {:.2} Events, {leases} Lease writes)",
         per(writes),
@@ -216,10 +235,11 @@ async fn main() {
 }
 
 impl Replica {
-    /// Reads its peak RSS and the binary's resident pages, before it is killed.
-    fn read_memory(&mut self) {
+    /// Reads its peak RSS, the binary's resident pages and its CPU time, before it is killed.
+    fn read_usage(&mut self) {
         let pid = self.child.id();
         (self.peak, self.file) = (Some(peak_rss_kib(pid)), file_kib(pid));
+        self.cpu = cpu_time(&pid.to_string());
     }
 }
 
@@ -260,6 +280,7 @@ fn start_replica(
         metrics,
         peak: None,
         file: 0,
+        cpu: Duration::ZERO,
         killed: false,
     }
 }
@@ -361,6 +382,25 @@ fn peak_rss_kib(pid: u32) -> u64 {
 /// The file-backed resident pages of the process `pid` (its binary's and libraries'), in KiB.
 fn file_kib(pid: u32) -> u64 {
     status_kib(pid, "RssFile")
+}
+
+/// The CPU time (user and system) that the process `pid` (or `self`) has used, from
+/// `/proc/<pid>/stat` in clock ticks: USER_HZ, 100 a second on Linux whatever the kernel's own
+/// tick.
+fn cpu_time(pid: &str) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command, which is in parentheses and may hold spaces: state is the
+    // 3rd field of the line, utime the 14th and stime the 15th.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
 /// The kernel keeps no peak of anonymous memory alone: a thread samples `RssAnon` of `pids` every
