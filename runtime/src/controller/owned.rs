@@ -6,7 +6,6 @@
 //! is already as desired, in one call.
 
 use std::fmt::Debug;
-use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
@@ -104,21 +103,20 @@ impl<S> Context<S> {
         }
         let namespace = meta.namespace.clone();
         let name = meta.name.clone().unwrap_or_default();
-        let mut before = self.get::<K>(namespace.as_deref(), &name).await?;
+        let api = <K::Scope as Scope>::api_in::<K>(&self.client, namespace.as_deref());
+        let cached = self.get::<K>(namespace.as_deref(), &name).await?;
+        let mut before = cached.map(|current| current.as_ref().clone());
         if before.is_none() && self.shard.is_some() {
             // With `--sharding` the cache holds the children of this member's objects only: the
             // child of an object that came from another member (which left, or drained it)
             // still carries that member's label. Read it from the API server, so that the
             // answer does not say "created" of an object that exists (and `reconcile` does not
             // wait for pods that are already running).
-            let api = <K::Scope as Scope>::api_in::<K>(&self.client, namespace.as_deref());
-            before = api.get_opt(&name).await?.map(Arc::new);
+            before = api.get_opt(&name).await?;
         }
-        let before = before.map(|current| current.as_ref().clone());
         let after = match &before {
             Some(current) if is_applied(current, &object) => current.clone(),
             _ => {
-                let api = <K::Scope as Scope>::api_in::<K>(&self.client, namespace.as_deref());
                 let params = PatchParams::apply(self.name).force();
                 let applied = api.patch(&name, &params, &Patch::Apply(&object)).await?;
                 self.wrote(&applied);
