@@ -40,7 +40,7 @@ pub(crate) const RELIST_AFTER: Duration = Duration::from_secs(1);
 /// dropped as soon as it is read; but the whole page is read and decoded first. With kube's
 /// default page of 500, the relist after a take-over raised a survivor's peak of anonymous
 /// memory from about 9 MiB to 32 (Memcached's pods in `hack/bench-sharding 3000 3 --kill`); with
-/// pages of 100, to 17–24, for 4 requests more per 500 objects listed.
+/// pages of 100, to 17–25, for 4 requests more per 500 objects listed.
 pub(crate) const PAGE_SIZE: u32 = 100;
 
 /// `config` with pages of at most [`PAGE_SIZE`] objects, for a mapped watch.
