@@ -120,7 +120,7 @@ async fn main() {
             }
             break;
         }
-        if let (Some(victim), None) = (kill, &killed)
+        if let (Some(target), None) = (kill, &killed)
             && converged >= n / 4
         {
             let shares = shares(&objects);
@@ -128,7 +128,7 @@ async fn main() {
                 .iter_mut()
                 .find(|replica| {
                     let leader = leads(replica.metrics);
-                    leader == (victim == Victim::Leader) && shares.contains_key(&member_of(replica))
+                    leader == (target == Victim::Leader) && shares.contains_key(&member_of(replica))
                 })
                 .expect("a replica to kill that holds objects");
             victim.read_usage();

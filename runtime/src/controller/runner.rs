@@ -311,9 +311,10 @@ where
         cache.mark_watched();
         let name = self.name;
         let share = self.share.clone().filter(|_| limited);
-        let config = match &share {
-            Some(_) => share::paged(config),
-            None => config,
+        let config = if share.is_some() {
+            share::paged(config)
+        } else {
+            config
         };
         self.watches.push(Box::new(move |client, namespace, first| {
             let api = <T::Scope as Scope>::api_in::<T>(client, namespace);

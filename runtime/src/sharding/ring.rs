@@ -201,13 +201,14 @@ mod tests {
         let keys: Vec<String> = (0..3000)
             .map(|i| format!("default/memcached-{i}"))
             .collect();
+        let third = keys.len() as f64 / 3.0;
         let mut excess: Vec<f64> = (0u64..200)
-            .map(|ring| {
-                let suffix = |i: u64| format!("{:08x}", stable_hash(&(ring * 3 + i).to_le_bytes()));
+            .map(|seed| {
+                let suffix = |i: u64| format!("{:08x}", stable_hash(&(seed * 3 + i).to_le_bytes()));
                 let ring = Ring::new((0..3).map(|i| format!("manager-{i}-{}", suffix(i))));
                 let assigned = assignment(&ring, &keys);
                 let largest = shares(&assigned).into_values().max().unwrap();
-                largest as f64 / 1000.0 - 1.0
+                largest as f64 / third - 1.0
             })
             .collect();
         excess.sort_by(f64::total_cmp);
