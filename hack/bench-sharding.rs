@@ -3,17 +3,17 @@
 //! type and Cargo.lock).
 //!
 //! It serves the runtime's `FakeApiServer` over HTTP (with its stand-in Deployment controller),
-//! stores a cold backlog of N Memcached objects, then starts R processes of the project's release
-//! `manager` against it (2 workers each; with R > 1, `--leader-elect --sharding`) and waits until
-//! every Memcached is Available and no request has come for a second. It prints the wall time to
-//! converge, each replica's share of the objects (its shard label) and peak RSS (`VmHWM`: the
-//! fake's storage is in this process, not there), split into its peak anonymous memory (heap and
-//! stacks, sampled every 10 ms: what the objects cost, and what sharding divides) and the pages of
-//! the binary it maps (the same for every replica, whatever it holds), the API writes per object
-//! apart from Events and Leases, the label writes of sharding, and the reconciliations per
-//! object. It also prints the CPU time of each replica and of the fake API server (this
-//! process): on a machine with fewer cores than processes, the wall time of R replicas says
-//! little of what they would take on nodes of their own, and their CPU time says what sharding
+//! stores a cold backlog of N copies of the project's Memcached sample, then starts R processes of
+//! the project's release `manager` against it (2 workers each; with R > 1, `--leader-elect
+//! --sharding`) and waits until every Memcached is Available and no request has come for a second.
+//! It prints the wall time to converge, each replica's share of the objects (its shard label) and
+//! peak RSS (`VmHWM`: the fake's storage is in this process, not there), split into its peak
+//! anonymous memory (heap and stacks, sampled every 10 ms: what the objects cost, and what sharding
+//! divides) and the pages of the binary it maps (the same for every replica, whatever it holds),
+//! the API writes per object apart from Events and Leases, the label writes of sharding, and the
+//! reconciliations per object. It also prints the CPU time of each replica and of the fake API
+//! server (this process): on a machine with fewer cores than processes, the wall time of R replicas
+//! says little of what they would take on nodes of their own, and their CPU time says what sharding
 //! costs or saves in work.
 //!
 //! With `--kill`, one replica that does not lead is killed with SIGKILL once a quarter of the
@@ -30,9 +30,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use kube::{CustomResourceExt as _, ResourceExt as _};
-use memcached_operator::api::v1alpha1::{Memcached, MemcachedSpec};
+use memcached_operator::api::v1alpha1::Memcached;
 use operator_rs_runtime::sharding::SHARD_LABEL;
 use operator_rs_runtime::testing::fake::{FakeApiServer, Verb};
+use operator_rs_runtime::testing::from_yaml;
+
+/// The Memcached of the project's samples (`hack/memcached-project` makes it; the driver runs in
+/// the project's folder).
+const SAMPLE: &str = "config/samples/cache_v1alpha1_memcached.yaml";
 
 /// Which replica `--kill` and `--kill-leader` kill.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -80,9 +85,13 @@ async fn main() {
     let fake = FakeApiServer::new();
     fake.register_crd(&Memcached::crd())
         .simulate_deployments(true);
+    // N copies of the project's sample, as a user applies it (`kubectl apply -k config/samples`):
+    // its labels and spec (one pod each), under names of their own.
+    let sample = std::fs::read_to_string(SAMPLE).expect("the project's sample");
+    let sample: Memcached = from_yaml(&sample).expect("the sample is a Memcached");
     for i in 0..n {
-        let mut object = Memcached::new(&format!("memcached-{i}"), MemcachedSpec::default());
-        object.spec.size = 1;
+        let mut object = sample.clone();
+        object.metadata.name = Some(format!("memcached-{i}"));
         object.metadata.namespace = Some("default".to_owned());
         fake.put(&object);
     }
