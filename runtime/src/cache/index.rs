@@ -35,8 +35,9 @@ where
 /// The objects by key, and the keys of each object (to find what to remove when it changes).
 ///
 /// The objects of a key are a `Vec`, not a set: most keys name one object or a few (the pods of
-/// one custom resource), and a set would allocate a table of its own for each key, about 400
-/// bytes an object more in an index of pods by their owner's name.
+/// one custom resource), and a set allocates a table of room for four or more for each key (in
+/// heaptrack, an index of 4,000 pods by their Memcached peaked at 2.7–2.9 MiB this way, at
+/// 3.0–3.2 MiB with a set per key).
 struct Entries<K: Lookup>
 where
     K::DynamicType: Eq + Hash,
