@@ -87,8 +87,8 @@ async fn main() {
         .simulate_deployments(true);
     // N copies of the project's sample, as a user applies it (`kubectl apply -k config/samples`):
     // its labels and spec (one pod each), under names of their own.
-    let sample = std::fs::read_to_string(SAMPLE).expect("the project's sample");
-    let sample: Memcached = from_yaml(&sample).expect("the sample is a Memcached");
+    let yaml = std::fs::read_to_string(SAMPLE).expect("the project's sample");
+    let sample: Memcached = from_yaml(&yaml).expect("the sample is a Memcached");
     for i in 0..n {
         let mut object = sample.clone();
         object.metadata.name = Some(format!("memcached-{i}"));
