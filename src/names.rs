@@ -13,11 +13,14 @@
 //! [`crate::project::yaml_str`] (YAML).
 
 pub mod ident;
+pub mod reserved;
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::LazyLock;
+
+use ident::Site;
+pub use reserved::reserved_module;
+use reserved::{RUST_KEYWORDS, is_crate_name};
 
 /// A rejected command-line value: which flag (or PROJECT key), what value, which rule it broke.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,71 +249,6 @@ fn suggest_project_name(wanted: &str) -> Option<String> {
     ProjectName::check(&name).is_ok().then_some(name)
 }
 
-/// Rust keywords (strict, reserved and 2024's `gen`): no module or crate can have these names.
-const RUST_KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
-    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
-    "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe",
-    "use", "where", "while", "abstract", "become", "box", "do", "final", "macro", "override",
-    "priv", "try", "typeof", "unsized", "virtual", "yield",
-];
-
-/// Rust's primitive types: a module of that name would shadow the type where it is declared.
-const RUST_PRIMITIVES: &[&str] = &[
-    "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
-    "i128", "isize", "f16", "f32", "f64", "f128",
-];
-
-/// Crates every Rust program can name.
-const STD_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
-
-/// Modules declared next to the ones operator-rs adds: tests/e2e/main.rs has `mod manager;` and
-/// `use operator_rs_runtime::e2e;` beside one module per deploy-image kind.
-const SIBLING_MODULES: &[&str] = &["manager", "e2e"];
-
-/// The manifests of the generated project and of its runtime crate: their dependencies are
-/// the crates its code names, so no module or crate of the project may take those names.
-const PROJECT_MANIFESTS: [&str; 2] = [
-    include_str!("../templates/init/Cargo.toml.in"),
-    include_str!("../embedded-runtime/Cargo.toml.in"),
-];
-
-/// Crate names (`-` as `_`) of the runtime crate and of every dependency in [`PROJECT_MANIFESTS`].
-static DEPENDENCY_CRATES: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
-    let mut names = BTreeSet::from(["operator_rs_runtime".to_string()]);
-    for manifest in PROJECT_MANIFESTS {
-        let Ok(doc) = manifest.parse::<toml_edit::DocumentMut>() else {
-            continue;
-        };
-        for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
-            if let Some(deps) = doc.get(table).and_then(|t| t.as_table_like()) {
-                names.extend(deps.iter().map(|(name, _)| name.replace('-', "_")));
-            }
-        }
-    }
-    names
-});
-
-/// Whether `name` is the name of a crate that the generated code can refer to.
-fn is_crate_name(name: &str) -> bool {
-    STD_CRATES.contains(&name) || DEPENDENCY_CRATES.contains(name)
-}
-
-/// Why `module` cannot name a module of the generated project, if it cannot.
-pub fn reserved_module(module: &str) -> Option<&'static str> {
-    if RUST_KEYWORDS.contains(&module) {
-        Some("is a Rust keyword")
-    } else if RUST_PRIMITIVES.contains(&module) {
-        Some("is a Rust primitive type")
-    } else if is_crate_name(module) {
-        Some("is the name of a crate that the generated code uses")
-    } else if SIBLING_MODULES.contains(&module) {
-        Some("is a module that the generated project already has")
-    } else {
-        None
-    }
-}
-
 const YAML_WORD_RULE: &str = "reads as a boolean or null in YAML (y, yes, n, no, on, off, true, \
                               false, null, in any case), where it is written unquoted";
 
@@ -370,19 +308,13 @@ impl Group {
     /// whose module name would not be a valid, free module name (`3d`, `kube`).
     pub fn check_module(&self) -> Result<(), InvalidInput> {
         let module = self.module();
-        let rule = if module.starts_with(|c: char| c.is_ascii_digit()) {
-            format!(
-                "in a multigroup project the group names a Rust module, which cannot start with \
-                 a digit (`pub mod {module};`); choose a group that starts with a letter"
-            )
-        } else if let Some(reason) = reserved_module(&module) {
-            format!(
-                "in a multigroup project the group names the Rust module {module:?}, which \
-                 {reason}; choose another group"
-            )
-        } else {
+        let Some(reason) = Site::Module.unusable(&module) else {
             return Ok(());
         };
+        let rule = format!(
+            "in a multigroup project the group names the Rust module {module:?} (`pub mod \
+             {module};`), which {reason}; choose another group"
+        );
         Err(InvalidInput::new("--group", &self.0, rule))
     }
 
@@ -392,7 +324,7 @@ impl Group {
 
     /// The Rust module name in multigroup projects: `foo.policy` → `foo_policy`.
     pub fn module(&self) -> String {
-        self.0.replace(['.', '-'], "_")
+        Site::Module.stem(&self.0)
     }
 }
 
@@ -413,8 +345,8 @@ pub fn parse_controller_name(value: &str) -> Result<String, InvalidInput> {
             "must start with a letter: it names a Rust module",
         ));
     }
-    let module = value.replace('-', "_");
-    if let Some(reason) = reserved_module(&module) {
+    let module = Site::Module.stem(value);
+    if let Some(reason) = Site::Module.unusable(&module) {
         return Err(InvalidInput::new(
             "--controller-name",
             value,
@@ -447,7 +379,7 @@ impl Version {
                  like Kubernetes versions: v1, v1alpha1, v2beta3",
             ));
         }
-        if let Some(reason) = reserved_module(value) {
+        if let Some(reason) = Site::Module.unusable(value) {
             return Err(InvalidInput::new(
                 "--version",
                 value,
@@ -508,27 +440,27 @@ impl Kind {
         if is_yaml_ambiguous(value) {
             return Err(invalid(YAML_WORD_RULE.into()));
         }
-        let kind = Self {
-            name: value.to_string(),
-            type_name: value.to_string(),
-            module: heck::ToSnakeCase::to_snake_case(value),
-        };
-        if let Some(reason) = reserved_module(&kind.module) {
+        let module = Site::Module.stem(value);
+        if let Some(reason) = Site::Module.unusable(&module) {
             return Err(invalid(format!(
-                "its Rust module name {:?} {reason}; choose another kind",
-                kind.module
+                "its Rust module name {module:?} {reason}; choose another kind"
             )));
         }
-        Ok(kind)
+        Ok(Self {
+            name: value.to_string(),
+            type_name: value.to_string(),
+            module,
+        })
     }
 
     /// A kind of another project, as its CRD names it: only Kubernetes' rule applies (lower-cased,
     /// the kind and its list kind are DNS-1035 labels), not ours, because the name is not ours to
-    /// choose. Zalando's `postgresql` is one. The Rust type name is the kind in PascalCase
-    /// (`Postgresql`), with `Kind` appended when that is a keyword or one of `taken` (the names
-    /// the generated code imports, for one); the module name is its snake_case, with `_kind`
-    /// appended when that cannot name a module.
-    pub fn parse_foreign(value: &str, taken: &[&str]) -> Result<Self, InvalidInput> {
+    /// choose. Zalando's `postgresql` is one. Its Rust type is the kind in PascalCase
+    /// (`Postgresql`), with `Kind` appended when that, or a type derived from it (`<Type>Spec`,
+    /// `<Type>Status`, `<Type>List`, `<Type>Fields`), cannot be a type ([`Site::Type`]: a keyword,
+    /// a name the generated code imports); its module is that type's, in snake_case
+    /// ([`Kind::snake`]).
+    pub fn parse_foreign(value: &str) -> Result<Self, InvalidInput> {
         let invalid = |rule: &str| InvalidInput::new("--kind", value, rule);
         let lower = value.to_ascii_lowercase();
         if !value.is_ascii() || !is_dns1035_label(&lower) || lower.len() > MAX_KIND {
@@ -545,35 +477,32 @@ impl Kind {
         let stem = if pascal {
             value.to_string()
         } else {
-            ident::pascal_stem(value)
+            Site::Type.stem(value)
         };
-        let clashes = |name: &str| {
-            ident::is_keyword(name)
-                || [
-                    name.to_string(),
-                    format!("{name}Spec"),
-                    format!("{name}Status"),
-                    format!("{name}List"),
-                ]
+        let usable = |name: &str| {
+            ["", "Spec", "Status", "List", "Fields"]
                 .iter()
-                .any(|n| taken.contains(&n.as_str()))
+                .all(|suffix| Site::Type.unusable(&format!("{name}{suffix}")).is_none())
         };
         let type_name = std::iter::once(stem.clone())
             .chain(std::iter::once(format!("{stem}Kind")))
             .chain((2..).map(|n| format!("{stem}Kind{n}")))
-            .find(|name| !clashes(name))
+            .find(|name| usable(name))
             .expect("some name is free");
-        let snake = heck::ToSnakeCase::to_snake_case(type_name.as_str());
-        let module = if reserved_module(&snake).is_some() {
-            format!("{snake}_kind")
-        } else {
-            snake
-        };
         Ok(Self {
             name: value.to_string(),
+            module: kind_module(&type_name),
             type_name,
-            module,
         })
+    }
+
+    /// The kind PROJECT records, of the project's own (or built in) or of another project.
+    pub fn recorded(value: &str, external: bool) -> Result<Self, InvalidInput> {
+        if external {
+            Self::parse_foreign(value)
+        } else {
+            Self::parse(value)
+        }
     }
 
     pub fn as_str(&self) -> &str {
@@ -599,6 +528,12 @@ impl Kind {
     pub fn default_plural(&self) -> String {
         pluralize(&self.lower())
     }
+}
+
+/// The module (and file name) of a kind whose Rust type is `type_name`: its snake_case, with
+/// `_kind` when that cannot name a module (`Type` → `type_kind`, `Kube` → `kube_kind`).
+pub fn kind_module(type_name: &str) -> String {
+    Site::Module.derive_module(type_name, "kind")
 }
 
 /// English plural of a lower-case word, for resource names.
@@ -850,7 +785,7 @@ mod tests {
     #[test]
     fn foreign_kinds() {
         let kind = |value: &str| {
-            let k = Kind::parse_foreign(value, &["Deployment", "ContextSpec"]).unwrap();
+            let k = Kind::parse_foreign(value).unwrap();
             (k.as_str().to_string(), k.type_name().to_string(), k.snake())
         };
         let own = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
@@ -874,8 +809,15 @@ mod tests {
         assert_eq!(kind("Self"), own("Self", "SelfKind", "self_kind"));
         assert_eq!(kind("Type"), own("Type", "Type", "type_kind"));
         assert_eq!(kind("Kube"), own("Kube", "Kube", "kube_kind"));
+        assert_eq!(kind("Box"), own("Box", "BoxKind", "box_kind"));
+        assert_eq!(kind("crate"), own("crate", "Crate", "crate_kind"));
+        assert_eq!(kind("Pod"), own("Pod", "PodKind", "pod_kind"));
+        assert_eq!(
+            kind("Condition"),
+            own("Condition", "ConditionKind", "condition_kind")
+        );
         for bad in ["", "9lives", "a_b", "a.b", "é", &"A".repeat(60), "Yes"] {
-            assert!(Kind::parse_foreign(bad, &[]).is_err(), "{bad}");
+            assert!(Kind::parse_foreign(bad).is_err(), "{bad}");
         }
         // The project's own kinds and groups are not so lenient.
         assert!(Kind::parse("postgresql").is_err());

@@ -277,14 +277,10 @@ impl Project {
         let mut seen: Vec<(bool, &str, &str, &str, &str)> = Vec::new();
         for (i, r) in self.resources.iter().enumerate() {
             let key = |field: &str| format!("resources[{i}].{field}");
-            if r.external {
-                // Another project's kind, as its CRD names it.
-                check(&key("kind"), &r.kind, |k| {
-                    names::Kind::parse_foreign(k, &[])
-                })?;
-            } else {
-                check(&key("kind"), &r.kind, names::Kind::parse)?;
-            }
+            // Another project's kind as its CRD names it, or one of the project's own.
+            check(&key("kind"), &r.kind, |k| {
+                names::Kind::recorded(k, r.external)
+            })?;
             check(&key("version"), &r.version, names::Version::parse)?;
             if r.core {
                 check(&key("group"), &r.group, |g| {

@@ -549,7 +549,7 @@ fn every_version_of_kopiums_crds_round_trips() {
     use support::serde_model::Model;
     for (path, crd) in kopium_crds() {
         let (group, kind, served, _) = crd_names(&crd);
-        let type_name = operator_rs::names::Kind::parse_foreign(&kind, &[]).unwrap();
+        let type_name = operator_rs::names::Kind::parse_foreign(&kind).unwrap();
         for version in served {
             let at = format!("{} {version}", path.display());
             let schema = crd["spec"]["versions"]

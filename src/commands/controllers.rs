@@ -4,7 +4,9 @@
 //! logs, the reporter of its Events and its field manager: both must be unique in the project.
 
 use crate::names::InvalidInput;
+use crate::names::ident::Site;
 use crate::project::{Project, Resource};
+use crate::vars::{recorded_group_module, recorded_kind_module};
 
 /// One controller: its file and its name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -17,30 +19,54 @@ pub struct Slot {
     pub name: String,
 }
 
-/// The slot of a controller of `kind` in `group` (as PROJECT records it: `apps`, `crew`):
-/// named `given` (`--controller-name`), or the kind's unnamed controller.
+/// The kind a controller reconciles, by the names its slot is made of.
+#[derive(Debug, Clone)]
+pub struct Reconciled<'a> {
+    /// The group as PROJECT records it: `crew`, `apps`, `cert-manager`.
+    pub group: &'a str,
+    /// The group's Rust module (see [`crate::vars::Target::group_module`]).
+    pub group_module: String,
+    /// The kind as Kubernetes has it.
+    pub kind: &'a str,
+    /// The kind's Rust module (see [`crate::names::Kind::snake`]): `first_mate`, `self_kind`.
+    pub kind_module: String,
+}
+
+impl<'a> Reconciled<'a> {
+    /// The kind of a resource PROJECT records.
+    pub fn recorded(project: &Project, r: &'a Resource) -> Self {
+        Self {
+            group: &r.group,
+            group_module: recorded_group_module(project, r),
+            kind: &r.kind,
+            kind_module: recorded_kind_module(r),
+        }
+    }
+}
+
+/// The slot of a controller of `kind`: named `given` (`--controller-name`), or the kind's unnamed
+/// controller.
 ///
 /// A named controller whose name is the lower-cased kind is the kind's unnamed one, recorded by
 /// name (kubebuilder records `controller: true` as `controllers: [{name: <kind>}]` once the kind
 /// has a named controller), so it keeps the kind's file and name.
-pub fn slot(multigroup: bool, group: &str, kind: &str, given: Option<&str>) -> Slot {
-    let group_module = group.replace(['.', '-'], "_");
-    let kind_lower = kind.to_lowercase();
+pub fn slot(multigroup: bool, kind: &Reconciled, given: Option<&str>) -> Slot {
+    let kind_lower = kind.kind.to_lowercase();
     let (module, name) = match given {
-        Some(name) if name != kind_lower => (name.replace('-', "_"), name.to_string()),
+        Some(name) if name != kind_lower => (Site::Module.stem(name), name.to_string()),
         _ => {
             // kubebuilder prefixes the group in multigroup projects, where two groups may
             // share a kind.
             let name = if multigroup {
-                format!("{}-{kind_lower}", group.replace('.', "-"))
+                format!("{}-{kind_lower}", kind.group.replace('.', "-"))
             } else {
                 kind_lower
             };
-            (heck::ToSnakeCase::to_snake_case(kind), name)
+            (kind.kind_module.clone(), name)
         }
     };
     let path = if multigroup {
-        format!("{group_module}/{module}")
+        format!("{}/{module}", kind.group_module)
     } else {
         module.clone()
     };
@@ -51,14 +77,12 @@ pub fn slot(multigroup: bool, group: &str, kind: &str, given: Option<&str>) -> S
 pub fn all(project: &Project) -> Vec<(Slot, &Resource)> {
     let mut slots = Vec::new();
     for r in &project.resources {
+        let kind = Reconciled::recorded(project, r);
         if r.controllers.is_empty() && r.controller {
-            slots.push((slot(project.multigroup, &r.group, &r.kind, None), r));
+            slots.push((slot(project.multigroup, &kind, None), r));
         }
         for c in &r.controllers {
-            slots.push((
-                slot(project.multigroup, &r.group, &r.kind, Some(&c.name)),
-                r,
-            ));
+            slots.push((slot(project.multigroup, &kind, Some(&c.name)), r));
         }
     }
     slots
@@ -119,10 +143,20 @@ pub fn check_free(
 mod tests {
     use super::*;
 
+    fn kind<'a>(group: &'a str, kind: &'a str) -> Reconciled<'a> {
+        Reconciled {
+            group,
+            group_module: Site::Module.stem(group),
+            kind,
+            kind_module: crate::names::kind_module(kind),
+        }
+    }
+
     #[test]
     fn slots() {
+        let first_mate = kind("crew", "FirstMate");
         assert_eq!(
-            slot(false, "crew", "FirstMate", None),
+            slot(false, &first_mate, None),
             Slot {
                 path: "first_mate".into(),
                 module: "first_mate".into(),
@@ -130,15 +164,13 @@ mod tests {
             }
         );
         assert_eq!(
-            slot(false, "crew", "FirstMate", Some("firstmate")),
-            slot(false, "crew", "FirstMate", None)
+            slot(false, &first_mate, Some("firstmate")),
+            slot(false, &first_mate, None)
         );
-        let backup = slot(true, "foo.policy", "Captain", Some("captain-backup"));
+        let captain = kind("foo.policy", "Captain");
+        let backup = slot(true, &captain, Some("captain-backup"));
         assert_eq!(backup.path, "foo_policy/captain_backup");
         assert_eq!(backup.name, "captain-backup");
-        assert_eq!(
-            slot(true, "foo.policy", "Captain", None).name,
-            "foo-policy-captain"
-        );
+        assert_eq!(slot(true, &captain, None).name, "foo-policy-captain");
     }
 }

@@ -67,12 +67,6 @@ pub fn finish(plan: &Plan, dry_run: bool) -> Result<()> {
     scaffold::apply(&plan)
 }
 
-/// A kind of another project (`--external-api-path`, or as PROJECT records one): the name its
-/// CRD gives it, with a Rust type name that no name of the templates takes (`Kind::parse_foreign`).
-pub(crate) fn parse_foreign_kind(value: &str) -> Result<Kind, InvalidInput> {
-    Kind::parse_foreign(value, create_api::RESERVED_KINDS)
-}
-
 /// `--resource=false` on a built-in group: the kind has to exist in Kubernetes.
 pub(crate) fn find_builtin(
     group: &Group,

@@ -13,7 +13,7 @@
 //! - that with `_2`, `_3` … (`a-b.io` and `a.b-io` both spell `a_b_io`); a group that starts
 //!   with a digit is prefixed with `group_`.
 
-use crate::names::{ident, reserved_module};
+use crate::names::ident::Site;
 use crate::project::Project;
 
 /// The module of the external group `<group>.<domain>` in `project` (recorded there or not).
@@ -51,14 +51,9 @@ fn qualified(group: &str, domain: &str) -> String {
 
 /// The module names a group may take, best first.
 fn candidates(group: &str, qualified: &str) -> impl Iterator<Item = String> {
-    let usable = |m: &String| {
-        !m.is_empty()
-            && !m.starts_with(|c: char| c.is_ascii_digit())
-            && !ident::is_keyword(m)
-            && reserved_module(m).is_none()
-    };
-    let short = group.replace(['.', '-'], "_");
-    let whole = qualified.replace(['.', '-'], "_");
+    let usable = |m: &String| Site::Module.unusable(m).is_none();
+    let short = Site::Module.stem(group);
+    let whole = Site::Module.stem(qualified);
     let base = if usable(&whole) {
         whole.clone()
     } else {

@@ -1,13 +1,23 @@
-//! The identifier policy: how a name that comes from outside (a CRD's field names and enum
-//! values, the kind and group of another project, a module name) becomes a Rust identifier.
+//! The identifier policy: how a name that comes from outside becomes a Rust identifier, a
+//! module, a file or folder name, or a type. Every command goes through here: the kinds, groups
+//! and versions of `create api`, `create webhook` and PROJECT, another project's kinds and groups
+//! (external kinds), the field names and enum values of a CRD's schema (external kinds and `alpha
+//! migrate`), and the kinds and groups of a Go project being migrated.
 //!
-//! Such a name is never refused for its spelling: the Rust name is derived from it, and the
-//! original stays on the wire (`#[serde(rename)]`, `#[kube(kind)]`). The rules:
+//! Each place a name lands is a [`Site`], with its case, what it must not be, and what the name
+//! becomes when its own spelling cannot be used there. A name from another project is never
+//! refused for its spelling: [`Site::derive`] makes it usable and the original stays on the wire
+//! (`#[serde(rename)]`, `#[kube(kind)]`). A name the user chose (`--kind`, `--version`,
+//! `--controller-name`, a group of their own) is checked by [`Site::unusable`] and refused with
+//! the reason, as kubebuilder refuses names it cannot use.
 //! - only ASCII letters and digits survive; every other character separates words (`a-b`,
 //!   `a.b`, `a b` and `a_b` are the same words), and a name without any gets a neutral stem
-//!   (`field`, `Empty`);
-//! - a keyword becomes a raw identifier (`r#type`), except `self`, `Self`, `super`, `crate` and
-//!   `_`, which cannot be raw and get a suffix instead;
+//!   (`field`, `Empty`, the site's suffix);
+//! - a keyword becomes a raw identifier where Rust allows one (`r#type` for a field), and gets
+//!   a suffix elsewhere (`self_`, `SelfValue`, the module `type_kind`): `self`, `Self`, `super`,
+//!   `crate` and `_` cannot be raw, and a module or file named like a keyword reads badly;
+//! - modules keep clear of the crates and modules the generated code names ([`super::reserved`]),
+//!   types of the names its templates import and of Rust's prelude;
 //! - names that collide after this (`fooBar` and `foo_bar`, `aB` and `a-b`) are told apart by a
 //!   number, chosen the same way whatever order the names come in: the name already spelled as
 //!   the Rust one keeps it, the others get `_2`, `_3` … in the order of their original spelling
@@ -17,10 +27,124 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use heck::{ToSnakeCase as _, ToUpperCamelCase as _};
 
-use super::RUST_KEYWORDS;
+use super::reserved::{RESERVED_TYPES, RUST_KEYWORDS, reserved_module};
 
 /// Keywords that cannot be raw identifiers (`r#self` is refused by the compiler).
 const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
+
+/// Where a name from outside lands in the generated code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    /// A struct field, snake_case: `imageURL` → `image_url`, `type` → `r#type`.
+    Field,
+    /// An enum variant, PascalCase: `digital signature` → `DigitalSignature`.
+    Variant,
+    /// A type of its own next to what the generated code imports: a kind's, PascalCase.
+    Type,
+    /// A module, and so a file or folder name, snake_case: a kind's, a group's, a version's, a
+    /// controller's.
+    Module,
+}
+
+impl Site {
+    /// The natural spelling of `outside` here: its words in the site's case, possibly empty,
+    /// starting with a digit or a keyword (a stem, not yet an identifier).
+    pub fn stem(self, outside: &str) -> String {
+        match self {
+            Site::Field | Site::Module => snake_stem(outside),
+            Site::Variant | Site::Type => pascal_stem(outside),
+        }
+    }
+
+    /// Why `name` (spelled for this site) cannot be used here as it is, if it cannot. A field
+    /// that is a keyword Rust takes raw (`r#type`) is usable.
+    pub fn unusable(self, name: &str) -> Option<&'static str> {
+        if name.is_empty() {
+            return Some("is empty");
+        }
+        if name.starts_with(|c: char| c.is_ascii_digit()) {
+            return Some("starts with a digit, which no Rust identifier can");
+        }
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Some("has characters other than ASCII letters, digits and '_'");
+        }
+        match self {
+            Site::Field | Site::Variant if NOT_RAW.contains(&name) => {
+                Some("is a Rust keyword that cannot be a raw identifier")
+            }
+            Site::Field | Site::Variant => None,
+            Site::Type if is_keyword(name) => Some("is a Rust keyword"),
+            Site::Type if RESERVED_TYPES.contains(&name) => Some(
+                "is a name the generated Rust code already uses (imported from kube, \
+                 k8s-openapi, serde, the runtime crate, or Rust's prelude)",
+            ),
+            Site::Type => None,
+            Site::Module => reserved_module(name),
+        }
+    }
+
+    /// `outside` as a name usable here, before de-duplication: its [`stem`](Self::stem) when that
+    /// is usable, else the stem with the site's fallback (`field_9lives`, `self_`, `V12`,
+    /// `SelfValue`, `Empty`, `BoxKind`, `type_kind`). Fields that are keywords stay keywords
+    /// here, and become raw identifiers when written ([`raw_if_keyword`]).
+    pub fn derive(self, outside: &str) -> String {
+        let stem = self.stem(outside);
+        match self {
+            Site::Field if stem.is_empty() => "field".into(),
+            Site::Field if stem.starts_with(|c: char| c.is_ascii_digit()) => {
+                format!("field_{stem}")
+            }
+            Site::Field if NOT_RAW.contains(&stem.as_str()) => format!("{stem}_"),
+            Site::Field => stem,
+            Site::Variant if stem.is_empty() => "Empty".into(),
+            Site::Variant if stem.starts_with(|c: char| c.is_ascii_digit()) => format!("V{stem}"),
+            Site::Variant if stem == "Self" => "SelfValue".into(),
+            Site::Variant => stem,
+            Site::Type => {
+                let stem = if stem.is_empty() || stem.starts_with(|c: char| c.is_ascii_digit()) {
+                    format!("Kind{stem}")
+                } else {
+                    stem
+                };
+                std::iter::once(stem.clone())
+                    .chain((1..).map(|n| numbered(&format!("{stem}Kind"), n, "")))
+                    .find(|name| Site::Type.unusable(name).is_none())
+                    .expect("some number is free")
+            }
+            Site::Module => self.derive_module(outside, "module"),
+        }
+    }
+
+    /// `outside` as a module name: its stem, or, when that cannot name a module, the stem with
+    /// `suffix` (`type` → `type_kind`, `3d` → `kind_3d`, `` → `kind`), numbered until usable.
+    pub fn derive_module(self, outside: &str, suffix: &str) -> String {
+        debug_assert_eq!(self, Site::Module);
+        let stem = snake_stem(outside);
+        if Site::Module.unusable(&stem).is_none() {
+            return stem;
+        }
+        let base = if stem.is_empty() {
+            suffix.to_string()
+        } else if stem.starts_with(|c: char| c.is_ascii_digit()) {
+            format!("{suffix}_{stem}")
+        } else {
+            format!("{stem}_{suffix}")
+        };
+        (1..)
+            .map(|n| numbered(&base, n, "_"))
+            .find(|name| Site::Module.unusable(name).is_none())
+            .expect("some number is free")
+    }
+}
+
+/// `base` for 1, else `base` with `n` after `separator`.
+fn numbered(base: &str, n: usize, separator: &str) -> String {
+    if n == 1 {
+        base.to_string()
+    } else {
+        format!("{base}{separator}{n}")
+    }
+}
 
 /// `text` with every character that cannot be in an identifier turned into `sep`.
 fn words(text: &str, sep: char) -> String {
@@ -46,36 +170,14 @@ pub fn is_keyword(name: &str) -> bool {
     RUST_KEYWORDS.contains(&name) || name == "Self"
 }
 
-/// A snake_case field name for the JSON name `json`, keyword-safe (`r#type`), before
-/// de-duplication: `field_9lives` for a name that starts with a digit, `field` for one without
-/// letters or digits, `self_` for `self`.
+/// A snake_case field name for the JSON name `json` ([`Site::Field`]).
 pub fn field_name(json: &str) -> String {
-    let stem = snake_stem(json);
-    if stem.is_empty() {
-        "field".into()
-    } else if stem.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("field_{stem}")
-    } else if NOT_RAW.contains(&stem.as_str()) {
-        format!("{stem}_")
-    } else {
-        stem
-    }
+    Site::Field.derive(json)
 }
 
-/// A PascalCase name for an enum variant or a type, keyword-safe, before de-duplication:
-/// `Empty` for a value without letters or digits, `V9` for one that starts with a digit,
-/// `SelfValue` for `self`.
+/// A PascalCase enum variant for the value `value` ([`Site::Variant`]).
 pub fn variant_name(value: &str) -> String {
-    let stem = pascal_stem(value);
-    if stem.is_empty() {
-        "Empty".into()
-    } else if stem.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("V{stem}")
-    } else if stem == "Self" {
-        "SelfValue".into()
-    } else {
-        stem
-    }
+    Site::Variant.derive(value)
 }
 
 /// `name` as it is written in Rust: a keyword as a raw identifier (`r#type`). Keywords that
@@ -187,15 +289,6 @@ impl Namer {
     }
 }
 
-/// A name for a Rust module derived from an outside name (`cert-manager.io` → `cert_manager_io`),
-/// or None when the stem is not one a module can have (empty, a digit first, a keyword).
-pub fn module_stem(text: &str) -> Option<String> {
-    let stem = snake_stem(text);
-    let usable =
-        !stem.is_empty() && !stem.starts_with(|c: char| c.is_ascii_digit()) && !is_keyword(&stem);
-    usable.then_some(stem)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +299,7 @@ mod tests {
         assert_eq!(field_name("9lives"), "field_9lives");
         assert_eq!(field_name("$ref"), "ref");
         assert_eq!(field_name("名前"), "field");
+        assert_eq!(field_name("self"), "self_");
         assert_eq!(raw_if_keyword("type"), "r#type");
         assert_eq!(raw_if_keyword("gen"), "r#gen");
         assert_eq!(raw_if_keyword("self"), "self");
@@ -220,6 +314,40 @@ mod tests {
     }
 
     #[test]
+    fn types_keep_clear_of_keywords_and_the_generated_code_s_names() {
+        assert_eq!(Site::Type.derive("postgresql"), "Postgresql");
+        assert_eq!(Site::Type.derive("my-kind"), "MyKind");
+        assert_eq!(Site::Type.derive("Self"), "SelfKind");
+        assert_eq!(Site::Type.derive("Box"), "BoxKind");
+        assert_eq!(Site::Type.derive("option"), "OptionKind");
+        assert_eq!(Site::Type.derive("crate"), "Crate");
+        assert_eq!(Site::Type.derive("9lives"), "Kind9lives");
+        assert_eq!(Site::Type.derive("名"), "Kind");
+        assert!(Site::Type.unusable("Condition").is_some());
+        assert!(Site::Type.unusable("Captain").is_none());
+    }
+
+    #[test]
+    fn modules_keep_clear_of_keywords_crates_and_the_project_s_modules() {
+        let module = |text: &str| Site::Module.derive_module(text, "kind");
+        assert_eq!(module("FirstMate"), "first_mate");
+        assert_eq!(module("Self"), "self_kind");
+        assert_eq!(module("Box"), "box_kind");
+        assert_eq!(module("crate"), "crate_kind");
+        assert_eq!(module("Kube"), "kube_kind");
+        assert_eq!(module("u8"), "u8_kind");
+        assert_eq!(module("3d"), "kind_3d");
+        assert_eq!(module("名"), "kind");
+        assert_eq!(Site::Module.derive("type"), "type_module");
+        for bad in [
+            "self", "gen", "std", "serde", "manager", "str", "", "9a", "a-b",
+        ] {
+            assert!(Site::Module.unusable(bad).is_some(), "{bad}");
+        }
+        assert!(Site::Module.unusable("captain").is_none());
+    }
+
+    #[test]
     fn collisions_are_numbered_the_same_way_in_any_order() {
         let namer = Namer::snake();
         let names = namer.names(&["fooBar", "foo_bar", "foo_bar_2"], field_name);
@@ -227,7 +355,7 @@ mod tests {
         let reversed = namer.names(&["foo_bar_2", "foo_bar", "fooBar"], field_name);
         assert_eq!(reversed, ["foo_bar_2", "foo_bar", "foo_bar_3"]);
         assert_eq!(namer.names(&["aB", "a-b"], field_name), ["a_b_2", "a_b"]);
-        // Keywords that cannot be raw get a number; the others are raw.
+        // Keywords that cannot be raw get a suffix; the others are raw.
         assert_eq!(
             namer.names(&["self", "super", "crate", "type"], field_name),
             ["self_", "super_", "crate_", "r#type"]
@@ -247,15 +375,5 @@ mod tests {
         assert_eq!(serde_camel_case("ipv4_address"), "ipv4Address");
         assert_eq!(serde_camel_case("type"), "type");
         assert_eq!(serde_camel_case("field_9lives"), "field9lives");
-    }
-
-    #[test]
-    fn module_stems() {
-        assert_eq!(
-            module_stem("cert-manager.io").as_deref(),
-            Some("cert_manager_io")
-        );
-        assert_eq!(module_stem("3d.io"), None);
-        assert_eq!(module_stem("type"), None);
     }
 }

@@ -96,6 +96,7 @@ pub fn insert_ordered(
     if fragment_lines.is_empty() || is_present(path, text, &fragment_lines) {
         return Ok(text.to_string());
     }
+    let fragment_lines = with_inception_allowed(path, fragment_lines);
     let indent: String = lines[at]
         .chars()
         .take_while(|c| c.is_whitespace())
@@ -104,7 +105,9 @@ pub fn insert_ordered(
     // rustfmt keeps adjacent `mod` declarations sorted; insert a module where it would put it so
     // the generated project passes `cargo fmt --check` as written.
     let at = match fragment_lines.as_slice() {
-        [line] if module_name(line).is_some() => sorted_position(&lines, at, line),
+        [line] | [INCEPTION, line] if module_name(line).is_some() => {
+            sorted_position(&lines, at, line)
+        }
         [line] if order == Order::Sorted => sorted_entry_position(&lines, at, line),
         _ => at,
     };
@@ -149,6 +152,40 @@ fn collapse(line: &str) -> String {
 }
 
 /// The module name of a `mod x;` / `pub mod x;` line.
+/// What a module named like the module it is in is declared with: clippy's `module_inception`
+/// flags `ship::ship` (the controller of a kind `Ship` in group `ship`, a kind `V1` in version
+/// `v1`), and the names are the kind's and the group's, not operator-rs's to change.
+pub const INCEPTION: &str = "#[allow(clippy::module_inception)] // named like the module it is in";
+
+/// The fragment's lines, with [`INCEPTION`] before a declaration of a module named like the
+/// module of the file at `path` (`pub mod ship;` in `src/controller/ship/mod.rs`).
+fn with_inception_allowed<'a>(path: &str, lines: Vec<&'a str>) -> Vec<&'a str> {
+    let Some(parent) = file_module(path) else {
+        return lines;
+    };
+    let mut out = Vec::with_capacity(lines.len() + 1);
+    for line in lines {
+        if module_name(line) == Some(parent) {
+            out.push(INCEPTION);
+        }
+        out.push(line);
+    }
+    out
+}
+
+/// The name of the module a Rust file is: `ship` for `src/controller/ship/mod.rs` and
+/// `src/controller/ship.rs`; None for a crate root.
+fn file_module(path: &str) -> Option<&str> {
+    let path = path.strip_suffix(".rs")?;
+    let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let name = match file {
+        "mod" => dir.rsplit('/').next()?,
+        "lib" | "main" => return None,
+        file => file,
+    };
+    (!name.is_empty() && !matches!(name, "src" | "tests" | "benches" | "examples")).then_some(name)
+}
+
 fn module_name(line: &str) -> Option<&str> {
     let rest = line.trim().strip_prefix("pub ").unwrap_or(line.trim());
     rest.strip_prefix("mod ")?
@@ -317,16 +354,23 @@ fn char_len(text: &str) -> usize {
 /// Where `line` goes among the `mod` lines directly above the marker at `marker`.
 fn sorted_position(lines: &[&str], marker: usize, line: &str) -> usize {
     let name = module_name(line).unwrap_or_default();
+    let inception = |l: &str| l.trim() == INCEPTION;
     let mut start = marker;
-    while start > 0 && module_name(lines[start - 1]).is_some() {
+    while start > 0 && (module_name(lines[start - 1]).is_some() || inception(lines[start - 1])) {
         start -= 1;
     }
-    (start..marker)
+    let at = (start..marker)
         .find(|&i| {
-            version_cmp(module_name(lines[i]).unwrap_or_default(), name)
-                == std::cmp::Ordering::Greater
+            module_name(lines[i])
+                .is_some_and(|m| version_cmp(m, name) == std::cmp::Ordering::Greater)
         })
-        .unwrap_or(marker)
+        .unwrap_or(marker);
+    // A declaration's attribute goes with it.
+    if at > start && inception(lines[at - 1]) {
+        at - 1
+    } else {
+        at
+    }
 }
 /// Where the list entry `line` goes among the entries directly above the marker at `marker`:
 /// the lines with the marker's indentation that are neither blank nor comments.

@@ -4,7 +4,9 @@ use serde::Serialize;
 
 use crate::builtin::BuiltinKind;
 use crate::external::ExternalKind;
+use crate::names::ident::Site;
 use crate::names::{Group, Kind, Version};
+use crate::project::{Project, Resource};
 
 /// What a kind is to the project: its own (a CRD it defines), a built-in Kubernetes kind, or a
 /// kind of another project, whose CRD the project was given.
@@ -25,14 +27,34 @@ impl Target<'_> {
         }
     }
 
-    /// The Rust module of the group: a built-in kind's is its short group's (`apps`,
-    /// `networking`), as PROJECT records it, whatever spelling `--group` had.
+    /// The Rust module of the group (in the multigroup layout, `src/*/<group module>/`): a
+    /// built-in kind's is its short group's (`apps`, `networking`), as PROJECT records it,
+    /// whatever spelling `--group` had; an external kind's the module of its whole group under
+    /// `crate::external` (see [`crate::external::group_module`]).
     pub fn group_module(&self, group: &Group) -> String {
         match self {
-            Target::Builtin(b) => b.short_group().replace(['.', '-'], "_"),
-            Target::Own | Target::External(_) => group.module(),
+            Target::Builtin(b) => Site::Module.stem(b.short_group()),
+            Target::External(e) => e.module.clone(),
+            Target::Own => group.module(),
         }
     }
+}
+
+/// The Rust module of the group of a kind PROJECT records, as [`Target::group_module`] gave it
+/// when the kind was created.
+pub fn recorded_group_module(project: &Project, r: &Resource) -> String {
+    if r.external {
+        crate::external::group_module(project, &r.group, &r.domain)
+    } else {
+        Site::Module.stem(&r.group)
+    }
+}
+
+/// The Rust module (and file name) of a kind PROJECT records: see [`Kind::snake`].
+pub fn recorded_kind_module(r: &Resource) -> String {
+    Kind::recorded(&r.kind, r.external)
+        .map(|kind| kind.snake())
+        .unwrap_or_else(|_| crate::names::kind_module(&r.kind))
 }
 
 /// A kind's names, as the templates of every command use them.

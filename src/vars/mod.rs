@@ -23,6 +23,6 @@ mod webhook;
 
 pub use api::{ApiVars, ControllerVars, TypesVars};
 pub use external::ExternalVars;
-pub use kind::{KindVars, Target};
+pub use kind::{KindVars, Target, recorded_group_module, recorded_kind_module};
 pub use project::{GroupVars, InitVars, ProjectVars, leader_election_id};
 pub use webhook::{SpecVars, SpokeVars, WebhookCertsVars, WebhookVars, WebhookVersionVars};

@@ -18,7 +18,6 @@ use std::path::Path;
 use anyhow::Result;
 
 pub use request::Request;
-pub(crate) use reserved::RESERVED_KINDS;
 
 use crate::cli::CreateApiArgs;
 use crate::project;

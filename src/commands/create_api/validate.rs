@@ -8,8 +8,8 @@ use anyhow::{Result, bail};
 use super::Request;
 use super::reserved::check_reserved_kind;
 use crate::builtin::BuiltinKind;
-use crate::commands::controllers::{self, Slot};
-use crate::commands::{find_builtin, load_project, parse_foreign_kind, read_boilerplate};
+use crate::commands::controllers::{self, Reconciled, Slot};
+use crate::commands::{find_builtin, load_project, read_boilerplate};
 use crate::external::{ExternalKind, KindRef};
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::plugins::{self, Gvk};
@@ -67,7 +67,7 @@ pub fn check(request: &Request, dir: &Path) -> Result<Checked> {
     let project = load_project(dir)?;
     // Another project's kind keeps the name its CRD gives it.
     let kind = match &request.external {
-        Some(_) => parse_foreign_kind(&request.kind)?,
+        Some(_) => Kind::parse_foreign(&request.kind)?,
         None => Kind::parse(&request.kind)?,
     };
     let version = Version::parse(&request.version)?;
@@ -274,10 +274,15 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
         );
     }
     let gvk = checked.gvk();
+    let reconciled = Reconciled {
+        group: gvk.group,
+        group_module: checked.target().group_module(group),
+        kind: kind.as_str(),
+        kind_module: kind.snake(),
+    };
     let slot = controllers::slot(
         project.multigroup,
-        gvk.group,
-        kind.as_str(),
+        &reconciled,
         request.controller_name.as_deref(),
     );
     // The name PROJECT records for the requested controller: the given one, or the kind's

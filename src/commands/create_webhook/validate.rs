@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 
 use super::Request;
 use crate::builtin::{self, BuiltinKind};
-use crate::commands::{find_builtin, load_project, parse_foreign_kind, read_boilerplate};
+use crate::commands::{find_builtin, load_project, read_boilerplate};
 use crate::external::{ExternalKind, ExternalRequest, KindRef};
 use crate::names::{Group, InvalidInput, Kind, Version, parse_plural};
 use crate::plugins::{self, Gvk};
@@ -89,7 +89,7 @@ pub fn check(request: &Request, dir: &Path) -> Result<Checked> {
     let external_request = external_request(&project, request)?;
     // Another project's kind keeps the name its CRD gives it.
     let kind = match &external_request {
-        Some(_) => parse_foreign_kind(&request.kind)?,
+        Some(_) => Kind::parse_foreign(&request.kind)?,
         None => Kind::parse(&request.kind)?,
     };
     let version = Version::parse(&request.version)?;

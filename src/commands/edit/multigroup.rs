@@ -12,10 +12,13 @@ use anyhow::{Result, bail};
 use super::paths::{self, Modules, Move};
 use super::{rust_files, walk};
 use crate::commands::{controllers, layout};
-use crate::names::{Group, Kind};
+use crate::names::Group;
+use crate::names::ident::Site;
 use crate::project::{self, Project, Resource};
-use crate::scaffold::{Owner, Plan, rustfmt};
-use crate::vars::{GroupVars, ProjectVars, WebhookVersionVars};
+use crate::scaffold::{Owner, Plan, markers, rustfmt};
+use crate::vars::{
+    GroupVars, ProjectVars, WebhookVersionVars, recorded_group_module, recorded_kind_module,
+};
 
 /// What moves: the modules, and the files and folders they are.
 #[derive(Default)]
@@ -28,9 +31,7 @@ struct Layout {
 impl Layout {
     fn add(&mut self, from: &[&str], group: &str, at: usize, file: (String, String)) {
         let from: Vec<String> = from.iter().map(|s| s.to_string()).collect();
-        let mut to = from.clone();
-        to.insert(at, group.to_string());
-        self.moves.push(Move { from, to });
+        self.moves.push(Move::new(from, at, group));
         self.files.insert(file.0, file.1);
     }
 
@@ -69,7 +70,7 @@ pub(super) fn to_multigroup(
     drop_webhook_versions(plan, versions)?;
     new.multigroup = true;
     for r in new.resources.iter_mut().filter(|r| !r.core && !r.external) {
-        r.path = format!("crate::api::{}::{}", group_module(&r.group), r.version);
+        r.path = format!("crate::api::{}::{}", Site::Module.stem(&r.group), r.version);
     }
     Ok(())
 }
@@ -96,7 +97,7 @@ fn check_one_group(old: &Project) -> Result<()> {
             .map_err(|err| {
                 anyhow::anyhow!(
                     "cannot move to the multigroup layout: {err} (the group becomes the module src/api/{})",
-                    group_module(group)
+                    Site::Module.stem(group)
                 )
             })?;
     }
@@ -109,7 +110,7 @@ fn layout_of(plan: &Plan, old: &Project) -> Result<Layout> {
     let mut versions = BTreeSet::new();
     for r in old.resources.iter().filter(|r| !r.core && r.api.is_some()) {
         if versions.insert(r.version.clone()) {
-            let gm = group_module(&r.group);
+            let gm = recorded_group_module(old, r);
             let (from, to) = (
                 format!("src/api/{}", r.version),
                 format!("src/api/{gm}/{}", r.version),
@@ -120,7 +121,7 @@ fn layout_of(plan: &Plan, old: &Project) -> Result<Layout> {
     for (slot, r) in controllers::all(old) {
         let from = format!("src/controller/{}.rs", slot.module);
         if plan.read(&from)?.is_some() {
-            let gm = group_module(&r.group);
+            let gm = recorded_group_module(old, r);
             let to = format!("src/controller/{gm}/{}.rs", slot.module);
             layout.add(&["controller", &slot.module], &gm, 1, (from, to));
         }
@@ -129,7 +130,7 @@ fn layout_of(plan: &Plan, old: &Project) -> Result<Layout> {
     // module follow); else each kind's module moves on its own.
     let mut by_version: BTreeMap<&str, Vec<(&Resource, String)>> = BTreeMap::new();
     for r in old.resources.iter().filter(|r| r.webhooks.is_some()) {
-        let kind = Kind::parse(&r.kind)?.snake();
+        let kind = recorded_kind_module(r);
         if plan
             .root()
             .join(format!("src/webhook/{}/{kind}", r.version))
@@ -139,9 +140,12 @@ fn layout_of(plan: &Plan, old: &Project) -> Result<Layout> {
         }
     }
     for (version, kinds) in by_version {
-        let groups: BTreeSet<String> = kinds.iter().map(|(r, _)| group_module(&r.group)).collect();
+        let groups: BTreeSet<String> = kinds
+            .iter()
+            .map(|(r, _)| recorded_group_module(old, r))
+            .collect();
         for (r, kind) in &kinds {
-            let gm = group_module(&r.group);
+            let gm = recorded_group_module(old, r);
             let from = format!("src/webhook/{version}/{kind}");
             let to = format!("src/webhook/{gm}/{version}/{kind}");
             if groups.len() == 1 {
@@ -151,50 +155,59 @@ fn layout_of(plan: &Plan, old: &Project) -> Result<Layout> {
             }
         }
         if let [gm] = groups.iter().collect::<Vec<_>>()[..] {
-            layout.moves.push(Move {
-                from: vec!["webhook".into(), version.to_string()],
-                to: vec!["webhook".into(), gm.clone(), version.to_string()],
-            });
+            let from = vec!["webhook".to_string(), version.to_string()];
+            layout.moves.push(Move::new(from, 1, gm));
         }
     }
     Ok(layout)
 }
 
 /// A group's module must not be a module of the user's already: `src/api/crew.rs` would become a
-/// second file of the module `api::crew`.
+/// second file of the module `api::crew`. A module that operator-rs moves itself may have the
+/// group's name (the controller of a kind `Ship` in group `ship`, `src/controller/ship.rs`, goes
+/// to `src/controller/ship/ship.rs`): its file and its declaration leave, only a folder of that
+/// name would be in the way.
 fn check_groups_free(plan: &Plan, layout: &Layout) -> Result<()> {
     let mut checked = BTreeSet::new();
     for m in &layout.moves {
-        let at = m.to.iter().zip(&m.from).take_while(|(a, b)| a == b).count();
-        let top = m.to[..at].join("/");
-        let group = &m.to[at];
+        let to = m.to();
+        let (top, group) = (to[..m.at].join("/"), &to[m.at]);
         if !checked.insert((top.clone(), group.clone())) {
             continue;
         }
+        let group_path = &to[..=m.at];
+        let moves_away = layout.moves.iter().any(|other| other.from == group_path);
         let file = format!("src/{top}/{group}.rs");
         let folder = format!("src/{top}/{group}");
-        let declared = plan
-            .read(&format!("src/{top}/mod.rs"))?
-            .is_some_and(|text| {
-                text.lines().any(|line| {
-                    let line = line.trim();
-                    let line = line.split_once("mod ").map_or("", |(_, rest)| rest);
-                    line.trim_end_matches(|c| ";{ ".contains(c)) == group.as_str()
-                })
-            });
-        if plan.read(&file)?.is_some() || plan.root().join(&folder).exists() || declared {
+        let declared = !moves_away
+            && plan
+                .read(&format!("src/{top}/mod.rs"))?
+                .is_some_and(|text| declares(&text, group));
+        let file_taken = !moves_away && plan.read(&file)?.is_some();
+        if file_taken || plan.root().join(&folder).exists() || declared {
             bail!(
                 "cannot move to the multigroup layout: the group's module src/{top}/{group} is \
                  already a module of yours ({}); rename it, then run edit again",
                 if declared {
                     format!("declared in src/{top}/mod.rs")
-                } else {
+                } else if file_taken {
                     format!("{file} or {folder}/")
+                } else {
+                    format!("the folder {folder}/")
                 }
             );
         }
     }
     Ok(())
+}
+
+/// Whether a line of `text` declares the module `name` (`pub mod name;`, `mod name {`).
+fn declares(text: &str, name: &str) -> bool {
+    text.lines().any(|line| {
+        let line = line.trim();
+        let line = line.split_once("mod ").map_or("", |(_, rest)| rest);
+        line.trim_end_matches(|c| ";{ ".contains(c)) == name
+    })
 }
 
 /// Every Rust file of the project with its paths to the moved modules rewritten, before anything
@@ -255,7 +268,7 @@ fn move_types(plan: &mut Plan, old: &Project, vars: &ProjectVars) -> Result<()> 
         }
     }
     for (r, version) in versions {
-        let gm = group_module(&r.group);
+        let gm = recorded_group_module(old, r);
         move_dir(
             plan,
             &format!("src/api/{version}"),
@@ -280,7 +293,7 @@ fn move_types(plan: &mut Plan, old: &Project, vars: &ProjectVars) -> Result<()> 
 /// every kind (named ones too).
 fn move_controllers(plan: &mut Plan, old: &Project, vars: &ProjectVars) -> Result<()> {
     for (slot, r) in controllers::all(old) {
-        let gm = group_module(&r.group);
+        let gm = recorded_group_module(old, r);
         let module = &slot.module;
         let from = format!("src/controller/{module}.rs");
         if plan.read(&from)?.is_none() {
@@ -316,8 +329,8 @@ fn move_webhooks(
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let mut old_version_mods: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in old.resources.iter().filter(|r| r.webhooks.is_some()) {
-        let gm = group_module(&r.group);
-        let kind = Kind::parse(&r.kind)?.snake();
+        let gm = recorded_group_module(old, r);
+        let kind = recorded_kind_module(r);
         let version = &r.version;
         let from = format!("src/webhook/{version}/{kind}");
         if !plan.root().join(&from).is_dir() {
@@ -381,11 +394,6 @@ fn drop_webhook_versions(plan: &mut Plan, versions: BTreeMap<String, Vec<String>
     Ok(())
 }
 
-/// The Rust module name of a group of a resource (built-in groups: `core`, `apps` …).
-fn group_module(group: &str) -> String {
-    group.replace(['.', '-'], "_")
-}
-
 /// The API group as it is written in Kubernetes (`""` for core), for the doc comments.
 fn api_group(r: &Resource, domain: &str) -> String {
     if r.core {
@@ -447,9 +455,15 @@ fn move_file(plan: &mut Plan, from: &str, to: &str) -> Result<()> {
     plan.delete(from)
 }
 
-/// `text` without the lines that are exactly `line` (ignoring indentation).
+/// `text` without the lines that are exactly `line` (ignoring indentation), and the attribute
+/// that allows a module named like its parent right above one ([`markers::INCEPTION`]).
 fn drop_line(text: &str, line: &str) -> String {
-    text.split_inclusive('\n')
-        .filter(|l| l.trim() != line)
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let dropped = |i: usize| lines.get(i).is_some_and(|l| l.trim() == line);
+    lines
+        .iter()
+        .enumerate()
+        .filter(|&(i, l)| !(dropped(i) || (l.trim() == markers::INCEPTION && dropped(i + 1))))
+        .map(|(_, l)| *l)
         .collect()
 }

@@ -20,28 +20,46 @@ use anyhow::{Result, bail};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::visit::{self, Visit};
 
-/// A module moved: every path under `from` is under `to` after the move, and `to` is `from` with
-/// one segment (the group) inserted: `api::v1` → `api::crew::v1`, `webhook::v1::pod` →
-/// `webhook::core::v1::pod`.
+/// A module moved: every path under `from` is under [`to`](Move::to) after the move, which is
+/// `from` with one segment, the group, inserted at `at`: `api::v1` → `api::crew::v1`,
+/// `webhook::v1::pod` → `webhook::core::v1::pod`. (The place is kept, not found again by
+/// comparing the two: a group named like the module it goes before, `controller::ship` →
+/// `controller::ship::ship`, would be found one segment too late.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Move {
     pub from: Vec<String>,
-    pub to: Vec<String>,
+    /// Where the group goes: the index in `from` of the segment it is inserted before.
+    pub at: usize,
+    /// The inserted segment.
+    pub group: String,
 }
 
 impl Move {
-    /// Where the group goes: the index in `from` of the segment it is inserted before.
-    fn at(&self) -> usize {
-        self.from
-            .iter()
-            .zip(&self.to)
-            .take_while(|(a, b)| a == b)
-            .count()
+    pub fn new(from: Vec<String>, at: usize, group: &str) -> Self {
+        assert!(
+            at < from.len(),
+            "a move inserts its group before a segment of the path"
+        );
+        Self {
+            from,
+            at,
+            group: group.to_string(),
+        }
     }
 
-    /// The inserted segment.
+    /// The module's path after the move.
+    pub fn to(&self) -> Vec<String> {
+        let mut to = self.from.clone();
+        to.insert(self.at, self.group.clone());
+        to
+    }
+
+    fn at(&self) -> usize {
+        self.at
+    }
+
     fn group(&self) -> &str {
-        &self.to[self.at()]
+        &self.group
     }
 }
 
@@ -254,7 +272,7 @@ impl Rewriter<'_> {
     fn moved_path(&self, path: &[String]) -> Vec<String> {
         for m in self.moves {
             if path.starts_with(&m.from) {
-                let mut out = m.to.clone();
+                let mut out = m.to();
                 out.extend(path[m.from.len()..].iter().cloned());
                 return out;
             }
@@ -306,7 +324,7 @@ impl Rewriter<'_> {
                 rewritten = rewrite_text_path(
                     &rewritten,
                     &format!("{root}::{}", m.from.join("::")),
-                    &format!("{root}::{}", m.to.join("::")),
+                    &format!("{root}::{}", m.to().join("::")),
                 );
             }
         }

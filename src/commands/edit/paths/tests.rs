@@ -11,6 +11,13 @@ fn segments(path: &str) -> Vec<String> {
         .collect()
 }
 
+/// The move from `from` to `to`, which has one segment more, inserted where the two first differ.
+fn moved(from: &str, to: &str) -> Move {
+    let (from, to) = (segments(from), segments(to));
+    let at = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    Move::new(from, at, &to[at])
+}
+
 fn moves() -> Vec<Move> {
     [
         ("api::v1", "api::crew::v1"),
@@ -18,10 +25,7 @@ fn moves() -> Vec<Move> {
         ("webhook::v1", "webhook::crew::v1"),
     ]
     .into_iter()
-    .map(|(from, to)| Move {
-        from: segments(from),
-        to: segments(to),
-    })
+    .map(|(from, to)| moved(from, to))
     .collect()
 }
 
@@ -264,10 +268,7 @@ fn modules_of_one_version_that_move_apart() {
         ("webhook::v1::pod", "webhook::core::v1::pod"),
     ]
     .into_iter()
-    .map(|(from, to)| Move {
-        from: segments(from),
-        to: segments(to),
-    })
+    .map(|(from, to)| moved(from, to))
     .collect();
     let mut modules = modules();
     modules.insert(segments("webhook::v1::pod"));
