@@ -1,15 +1,23 @@
 //! A schema's description as a doc comment. Descriptions are free text that another project (or
 //! the Go project being migrated) wrote for `kubectl explain`, often in Markdown: the comment
-//! keeps the text, but nothing in it may become code. rustdoc runs a fenced block without a
-//! language, and an indented block, as a doctest in `cargo test`, and Gateway API's descriptions
-//! have both; rustc refuses bidirectional-text controls even in comments. So:
-//! - every fence is marked ```` ```text ```` (and closed if the description leaves it open);
-//! - an indented block becomes a ```` ```text ```` fence around the same lines;
+//! keeps the text, but nothing in it may become code, and clippy must have nothing to say about
+//! it. rustdoc runs a fenced block without a language, and an indented block, as a doctest in
+//! `cargo test` (Gateway API's descriptions have both), and rustc refuses bidirectional-text
+//! controls even in comments. So:
 //! - control and invisible characters become spaces, tabs four spaces;
-//! - the lines after a list item are indented under it, and a line after a quote is set apart
-//!   from it, as clippy's `doc_lazy_continuation` and `doc_overindented_list_items` want.
+//! - every fence is marked ```` ```text ```` (and closed if the description leaves it open), and
+//!   an indented block becomes a ```` ```text ```` fence around the same lines;
+//! - the lines after a list item are indented under it, as clippy's `doc_lazy_continuation` and
+//!   `doc_overindented_list_items` want;
+//! - the result is read back as rustdoc reads it (pulldown-cmark): unless every code block in it
+//!   is a `text` fence and it holds nothing else that clippy questions or that Markdown makes
+//!   hard to keep straight (quotes, HTML, footnotes, link definitions), the whole description is
+//!   one `text` block instead, its fence longer than any run of backticks in it, which no line
+//!   can close. The text is kept either way.
 
 use std::fmt::Write as _;
+
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
 
 use crate::names::is_format_char;
 
@@ -30,11 +38,65 @@ pub fn write(out: &mut String, indent: &str, description: Option<&str>) {
 /// The doc comment's lines (without `///`).
 pub fn lines(description: &str) -> Vec<String> {
     let text = sanitize(description);
+    let text = text.trim();
     let mut out = Lines::default();
-    for line in text.trim().lines() {
+    for line in text.lines() {
         out.line(line.trim_end());
     }
-    out.finish()
+    let markdown = out.finish();
+    if is_inert(&markdown.join("\n")) {
+        markdown
+    } else {
+        text_block(text)
+    }
+}
+
+/// The Markdown options rustdoc reads doc comments with (clippy reads them so too, without smart
+/// punctuation, which changes no structure).
+fn rustdoc_options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+}
+
+/// Whether `markdown` holds no code block but `text` fences, and nothing else that clippy's doc
+/// lints question or that the line rewriting cannot keep straight: block quotes, HTML,
+/// footnotes (or text that looks like one), link reference definitions.
+fn is_inert(markdown: &str) -> bool {
+    // Text is split into several events at brackets: looked for in the whole.
+    if markdown.contains("[^") {
+        return false;
+    }
+    let mut parser = Parser::new_ext(markdown, rustdoc_options());
+    let inert = parser.by_ref().all(|event| match event {
+        Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => info.trim() == "text",
+        Event::Start(
+            Tag::CodeBlock(CodeBlockKind::Indented)
+            | Tag::BlockQuote(_)
+            | Tag::HtmlBlock
+            | Tag::FootnoteDefinition(_),
+        )
+        | Event::Html(_)
+        | Event::InlineHtml(_)
+        | Event::FootnoteReference(_) => false,
+        _ => true,
+    });
+    inert && parser.reference_definitions().iter().next().is_none()
+}
+
+/// `text` as one ```` ```text ```` block, its fence longer than any run of backticks in it.
+fn text_block(text: &str) -> Vec<String> {
+    let longest = text
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or_default();
+    let fence = "`".repeat(longest.max(2) + 1);
+    let mut out = vec![format!("{fence}text")];
+    out.extend(text.lines().map(|line| line.trim_end().to_string()));
+    out.push(fence);
+    out
 }
 
 /// The text with control and invisible characters replaced: tabs by four spaces, carriage
@@ -234,6 +296,22 @@ mod tests {
     #[test]
     fn invisible_characters_and_quotes() {
         assert_eq!(doc("a\u{202E}b\tc\u{7}"), "/// a b    c\n");
-        assert_eq!(doc("> quoted\nnot"), "/// > quoted\n///\n/// not\n");
+    }
+
+    /// What the line rewriting cannot keep straight is kept as text, in one block that no line
+    /// can close.
+    #[test]
+    fn quotes_html_and_footnotes_become_one_text_block() {
+        assert_eq!(
+            doc("Quoted:\n> ```\n> fn main() {}\n> ```"),
+            "/// ````text\n/// Quoted:\n/// > ```\n/// > fn main() {}\n/// > ```\n/// ````\n"
+        );
+        assert_eq!(
+            doc("a ```` b\n<pre>\n```\n</pre>"),
+            "/// `````text\n/// a ```` b\n/// <pre>\n/// ```\n/// </pre>\n/// `````\n"
+        );
+        assert!(doc("see [^1]").starts_with("/// ```text\n"));
+        assert!(doc("[a]: http://example.com").starts_with("/// ```text\n"));
+        assert!(doc("- item\n\n      indented").starts_with("/// - item"));
     }
 }

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod fuzz;
 pub mod openapi;
 pub mod serde_model;
 
