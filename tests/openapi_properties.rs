@@ -114,7 +114,21 @@ fn leaf() -> impl Strategy<Value = Value> {
         Just(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})),
         Just(json!({"x-kubernetes-preserve-unknown-fields": true})),
         Just(json!({"type": "object", "additionalProperties": true})),
+        Just(json!({"type": "object", "additionalProperties": false})),
+        Just(json!({"type": "object", "properties": {}})),
+        Just(
+            json!({"type": "object", "properties": {}, "x-kubernetes-preserve-unknown-fields": true})
+        ),
+        Just(json!({"properties": {}})),
     ]
+}
+
+/// `schema` marked `nullable` when `nullable` says so.
+fn nullable(mut schema: Value, nullable: bool) -> Value {
+    if nullable && let Some(map) = schema.as_object_mut() {
+        map.insert("nullable".into(), true.into());
+    }
+    schema
 }
 
 /// An object schema with `fields` as its properties, some of them required.
@@ -164,10 +178,20 @@ fn schema() -> impl Strategy<Value = Value> {
                 any::<bool>()
             )
                 .prop_map(|(fields, preserve, typed)| object(fields, preserve, typed)),
-            inner
-                .clone()
-                .prop_map(|items| json!({"type": "array", "items": items})),
-            inner.prop_map(|values| json!({"type": "object", "additionalProperties": values})),
+            (inner.clone(), any::<bool>()).prop_map(
+                |(items, null)| json!({"type": "array", "items": nullable(items, null)})
+            ),
+            (inner.clone(), any::<bool>()).prop_map(
+                |(values, null)| json!({"type": "object", "additionalProperties": nullable(values, null)})
+            ),
+            // Named fields and the others beside them (not structural, but CRDs say it).
+            (name(), inner.clone(), prop_oneof![inner.clone(), Just(json!(true))]).prop_map(
+                |(name, field, values)| json!({
+                    "type": "object",
+                    "properties": {name: field},
+                    "additionalProperties": values,
+                })
+            ),
         ]
     })
 }
@@ -181,20 +205,24 @@ fn object_schema() -> impl Strategy<Value = Value> {
     ]
 }
 
-/// A kind's whole `openAPIV3Schema`: spec, maybe a status, maybe other top-level fields.
+/// A kind's whole `openAPIV3Schema`: maybe a spec (or only `{type: object}` as a whole), maybe
+/// a status, maybe other top-level fields, maybe the unknown top-level fields kept.
 fn kind_schema() -> impl Strategy<Value = Value> {
-    (
-        object_schema(),
+    let whole = (
+        proptest::option::of(object_schema()),
         proptest::option::of(object_schema()),
         proptest::collection::vec((name(), schema()), 0..2),
+        any::<bool>(),
         description(),
     )
-        .prop_map(|(spec, status, others, doc)| {
+        .prop_map(|(spec, status, others, preserve, doc)| {
             let mut properties = Map::new();
             properties.insert("apiVersion".into(), json!({"type": "string"}));
             properties.insert("kind".into(), json!({"type": "string"}));
             properties.insert("metadata".into(), json!({"type": "object"}));
-            properties.insert("spec".into(), spec);
+            if let Some(spec) = spec {
+                properties.insert("spec".into(), spec);
+            }
             if let Some(status) = status {
                 properties.insert("status".into(), status);
             }
@@ -203,8 +231,17 @@ fn kind_schema() -> impl Strategy<Value = Value> {
                     properties.insert(name, schema);
                 }
             }
-            with_description(json!({"type": "object", "properties": properties}), doc)
-        })
+            let mut schema = json!({"type": "object", "properties": properties});
+            if preserve {
+                schema["x-kubernetes-preserve-unknown-fields"] = true.into();
+            }
+            with_description(schema, doc)
+        });
+    prop_oneof![
+        8 => whole,
+        1 => Just(json!({"type": "object"})),
+        1 => Just(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})),
+    ]
 }
 
 fn yaml(value: &Value) -> serde_yaml::Value {

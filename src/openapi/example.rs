@@ -24,12 +24,10 @@ pub fn object(kind: &KindTypes, attributes: &KindAttributes) -> String {
     } else {
         ""
     };
-    let _ = writeln!(
-        out,
-        "    \"metadata\": {{ \"name\": \"example\"{namespace} }},"
-    );
     let types = &kind.types;
-    let mut parts = Vec::new();
+    let mut parts = vec![format!(
+        "    \"metadata\": {{ \"name\": \"example\"{namespace} }}"
+    )];
     if let Some(root) = types.structs.first() {
         if kind.no_spec {
             for (key, value) in entries(types, &root.name, 0) {
@@ -70,12 +68,28 @@ fn entries(types: &Types, name: &str, depth: usize) -> Vec<(String, String)> {
             )
         })
         .collect();
-    if s.unknown_fields.is_some() {
-        let key = std::iter::once("notInTheSchema".to_string())
-            .chain((2..).map(|n| format!("notInTheSchema{n}")))
+    if let Some(rest) = &s.rest {
+        let stem = if rest.preserved {
+            "notInTheSchema"
+        } else {
+            "additionalKey"
+        };
+        // Not a named field, nor one of kube's object.
+        let key = std::iter::once(stem.to_string())
+            .chain((2..).map(|n| format!("{stem}{n}")))
             .find(|k| s.fields.iter().all(|f| f.json != *k))
             .expect("some number is free");
-        entries.push((key, "\"kept\"".into()));
+        let value = if rest.preserved {
+            "\"kept\"".to_string()
+        } else {
+            let values = s
+                .schema
+                .get("additionalProperties")
+                .filter(|v| v.is_mapping())
+                .unwrap_or(&EMPTY);
+            value(types, &rest.ty, values, &key, depth + 1)
+        };
+        entries.push((key, value));
     }
     entries
 }
@@ -143,23 +157,36 @@ fn value(types: &Types, ty: &Type, schema: &Value, name: &str, depth: usize) -> 
                 .unwrap_or_default();
             json_str(first)
         }
+        // A `null` beside the value where the schema allows one.
         Type::List(inner) => {
             let items = schema.get("items").unwrap_or(&EMPTY);
-            format!("[{}]", value(types, inner, items, name, depth))
+            let item = value(types, inner, items, name, depth);
+            match **inner {
+                Type::Optional(_) => format!("[{item}, null]"),
+                _ => format!("[{item}]"),
+            }
         }
+        Type::Optional(inner) => value(types, inner, schema, name, depth),
         Type::Map(inner) => {
             let values = schema.get("additionalProperties").unwrap_or(&EMPTY);
-            object(vec![(
+            let mut entries = vec![(
                 "key".into(),
                 value(types, inner, values, "value", depth + 1),
-            )])
+            )];
+            if matches!(**inner, Type::Optional(_)) {
+                entries.push(("none".into(), "null".into()));
+            }
+            object(entries)
         }
         Type::Struct(s) => object(entries(types, s, depth)),
         // A bare object: the API server keeps none of its fields.
         Type::Any
             if schema.get("type").and_then(Value::as_str) == Some("object")
                 && !flag(schema, "x-kubernetes-preserve-unknown-fields")
-                && schema.get("additionalProperties").is_none() =>
+                && !flag(schema, "additionalProperties")
+                && !schema
+                    .get("additionalProperties")
+                    .is_some_and(Value::is_mapping) =>
         {
             "{}".into()
         }

@@ -2,9 +2,12 @@
 //!
 //! - An object with `properties` (with or without `type: object`) is a struct, named after its
 //!   path (`CertificateSpecIssuerRef`); one that also has `x-kubernetes-preserve-unknown-fields`
-//!   keeps the fields its schema does not name in a flattened map, as the API server keeps them.
+//!   keeps the fields its schema does not name in a flattened map, as the API server keeps them
+//!   (and one with `additionalProperties` too, in a map of their type).
 //! - An object without properties is a `BTreeMap` of its `additionalProperties`, or, when it has
 //!   none (its fields preserved, or none at all), a `serde_json::Value`.
+//! - `nullable` makes a field an `Option` (written back as `null` when the field is required), and
+//!   the items of a list or the values of a map `Option`s, so that a `null` among them reads.
 //! - A string with an `enum` of strings is a Rust enum; `x-kubernetes-int-or-string`
 //!   k8s-openapi's `IntOrString`; `integer` is `i32` (`format: int32`) or `i64`, `number` `f64`.
 //! - Anything else (no type, `anyOf` without a type) is a `serde_json::Value`.
@@ -61,6 +64,8 @@ pub enum Type {
     List(Box<Type>),
     /// A `BTreeMap<String, _>`.
     Map(Box<Type>),
+    /// An `Option<_>`: a nullable item of a list or value of a map.
+    Optional(Box<Type>),
     /// A generated struct, by name.
     Struct(String),
     /// A generated enum, by name.
@@ -77,6 +82,9 @@ pub struct Field<'s> {
     pub ty: Type,
     /// Required and not nullable: not an `Option`.
     pub required: bool,
+    /// Required and nullable: an `Option` written back as `null` when it is `None` (a required
+    /// field left out would be refused).
+    pub write_null: bool,
     pub doc: Option<String>,
     /// The field's schema, for what the type does not say (validations, example values).
     pub schema: &'s Value,
@@ -87,9 +95,24 @@ pub struct Struct<'s> {
     pub name: String,
     pub doc: Option<String>,
     pub fields: Vec<Field<'s>>,
-    /// The Rust name of the flattened map that keeps the fields the schema does not name
-    /// (`x-kubernetes-preserve-unknown-fields`), if the struct has one.
-    pub unknown_fields: Option<String>,
+    /// The flattened map of the fields its schema does not name, if it keeps them.
+    pub rest: Option<Rest>,
+    /// The object's schema.
+    pub schema: &'s Value,
+}
+
+/// The fields of an object that its schema does not name, kept in a flattened `BTreeMap`.
+#[derive(Debug, Clone)]
+pub struct Rest {
+    /// The map's Rust name: `unknown_fields`, `additional_properties`.
+    pub rust: String,
+    /// The type of its values: anything for preserved fields, `additionalProperties`' type.
+    pub ty: Type,
+    /// `x-kubernetes-preserve-unknown-fields` (else `additionalProperties`).
+    pub preserved: bool,
+    /// The fields are a kind's top-level ones, beside `apiVersion` and `kind`, which kube's
+    /// object reads itself: the map must leave those two out.
+    pub beside_object_fields: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -158,18 +181,27 @@ impl<'s> Types<'s> {
     /// depth of lists and maps.
     pub fn any_type(&self, wanted: fn(&Type) -> bool) -> bool {
         fn walk(ty: &Type, wanted: fn(&Type) -> bool) -> bool {
-            wanted(ty) || matches!(ty, Type::List(inner) | Type::Map(inner) if walk(inner, wanted))
+            wanted(ty)
+                || matches!(ty, Type::List(inner) | Type::Map(inner) | Type::Optional(inner)
+                    if walk(inner, wanted))
         }
-        self.structs
-            .iter()
-            .flat_map(|s| &s.fields)
-            .any(|f| walk(&f.ty, wanted))
+        self.structs.iter().any(|s| {
+            s.fields.iter().any(|f| walk(&f.ty, wanted))
+                || s.rest.as_ref().is_some_and(|r| walk(&r.ty, wanted))
+        })
     }
 
     /// Whether the code needs `BTreeMap`.
     pub fn uses_map(&self) -> bool {
-        self.structs.iter().any(|s| s.unknown_fields.is_some())
+        self.structs.iter().any(|s| s.rest.is_some())
             || self.any_type(|ty| matches!(ty, Type::Map(_)))
+    }
+
+    /// Whether a struct's map of the fields it does not name sits beside `apiVersion` and `kind`.
+    pub fn beside_object_fields(&self) -> bool {
+        self.structs
+            .iter()
+            .any(|s| s.rest.as_ref().is_some_and(|r| r.beside_object_fields))
     }
 
     /// Whether the code needs `IntOrString`.
@@ -207,7 +239,8 @@ impl<'s> Types<'s> {
             name: spec.name.to_string(),
             doc: description(schema),
             fields: Vec::new(),
-            unknown_fields: None,
+            rest: None,
+            schema,
         });
         let required: BTreeSet<String> = schema
             .get("required")
@@ -235,8 +268,10 @@ impl<'s> Types<'s> {
             let stem = ident::pascal_stem(rust.trim_start_matches("r#"));
             let nested = format!("{}{stem}", spec.prefix);
             let ty = self.type_of(&nested, property, spec.depth + 1)?;
+            let required = required.contains(json);
             fields.push(Field {
-                required: required.contains(json) && !flag(property, "nullable"),
+                required: required && !flag(property, "nullable"),
+                write_null: required && flag(property, "nullable"),
                 doc: description(property),
                 json: json.clone(),
                 rust,
@@ -247,21 +282,47 @@ impl<'s> Types<'s> {
         let keep_unknown = spec
             .keep_unknown
             .unwrap_or_else(|| flag(schema, "x-kubernetes-preserve-unknown-fields"));
-        let unknown_fields = keep_unknown.then(|| {
+        let rest = match schema.get("additionalProperties") {
+            _ if keep_unknown => Some((Type::Any, true, "unknown_fields")),
+            Some(values @ Value::Mapping(_)) => {
+                let name = format!("{}Value", spec.prefix);
+                let ty = self.item_type(&name, values, spec.depth + 1)?;
+                Some((ty, false, "additional_properties"))
+            }
+            Some(Value::Bool(true)) => Some((Type::Any, false, "additional_properties")),
+            _ => None,
+        };
+        let rest = rest.map(|(ty, preserved, base)| {
             let taken: BTreeSet<&str> = fields
                 .iter()
                 .map(|f| f.rust.as_str())
                 .chain(spec.reserved_fields.iter().copied())
                 .collect();
-            std::iter::once("unknown_fields".to_string())
-                .chain((2..).map(|n| format!("unknown_fields_{n}")))
+            let rust = std::iter::once(base.to_string())
+                .chain((2..).map(|n| format!("{base}_{n}")))
                 .find(|name| !taken.contains(name.as_str()))
-                .expect("some number is free")
+                .expect("some number is free");
+            Rest {
+                rust,
+                ty,
+                preserved,
+                beside_object_fields: spec.depth == 0,
+            }
         });
         let s = &mut self.structs[index];
         s.fields = fields;
-        s.unknown_fields = unknown_fields;
+        s.rest = rest;
         Ok(index)
+    }
+
+    /// The type of the items of a list or the values of a map: an `Option` when `null` is one.
+    fn item_type(&mut self, name: &str, schema: &'s Value, depth: usize) -> Result<Type> {
+        let ty = self.type_of(name, schema, depth)?;
+        Ok(if flag(schema, "nullable") && ty != Type::Any {
+            Type::Optional(Box::new(ty))
+        } else {
+            ty
+        })
     }
 
     /// The type of `schema`, named `name` if it is a struct or an enum (and not met before).
@@ -296,7 +357,7 @@ impl<'s> Types<'s> {
             },
             Some("array") => {
                 let items = schema.get("items").unwrap_or(&EMPTY);
-                Type::List(Box::new(self.type_of(name, items, depth + 1)?))
+                Type::List(Box::new(self.item_type(name, items, depth + 1)?))
             }
             Some("object") | None if schema.get("properties").is_some() => {
                 let name = self.fresh(name);
@@ -313,7 +374,7 @@ impl<'s> Types<'s> {
             }
             Some("object") => match schema.get("additionalProperties") {
                 Some(values @ Value::Mapping(_)) => {
-                    Type::Map(Box::new(self.type_of(name, values, depth + 1)?))
+                    Type::Map(Box::new(self.item_type(name, values, depth + 1)?))
                 }
                 Some(Value::Bool(true)) => Type::Map(Box::new(Type::Any)),
                 // Preserved fields, or a bare object (whose fields the API server prunes).
@@ -374,6 +435,7 @@ pub fn key_text(key: &Value) -> Option<String> {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some("null".into()),
         _ => None,
     }
 }
@@ -463,7 +525,7 @@ properties:
         assert_eq!(field("list").ty, Type::List(Box::new(Type::Any)));
         assert_eq!(field("200").rust, "field_200");
         let kept = types.find_struct("ThingSpecKept").unwrap();
-        assert_eq!(kept.unknown_fields.as_deref(), Some("unknown_fields"));
+        assert_eq!(kept.rest.as_ref().unwrap().rust, "unknown_fields");
         assert_eq!(
             field("usages").ty,
             Type::List(Box::new(Type::Enum("ThingSpecUsages".into())))
@@ -499,7 +561,7 @@ x-kubernetes-preserve-unknown-fields: true
             rust,
             ["foo_bar_2", "foo_bar", "a_b_2", "a_b", "unknown_fields"]
         );
-        assert_eq!(s.unknown_fields.as_deref(), Some("unknown_fields_2"));
+        assert_eq!(s.rest.as_ref().unwrap().rust, "unknown_fields_2");
         let types_of: Vec<(&str, &Type)> =
             s.fields.iter().map(|f| (f.rust.as_str(), &f.ty)).collect();
         assert_eq!(types_of[2], ("a_b_2", &Type::Struct("ThingSpecAB2".into())));

@@ -2,10 +2,12 @@
 //! them: `<Kind>Spec` with `#[derive(CustomResource)]`, `<Kind>Status`, the nested types.
 //!
 //! kube-rs types a custom resource as `metadata`, `spec` and `status`. A kind whose schema has
-//! other top-level fields (Argo CD's Application has `operation`), or a `spec` that is not an
-//! object, or none, gets kube's `#[kube(no_spec)]` instead: the derived struct `<Kind>Fields`
-//! holds every top-level field besides `metadata` and `status` (`spec` among them), flattened
-//! onto the object, so that no field is lost on a read and write.
+//! other top-level fields (Argo CD's Application has `operation`), or keeps top-level fields it
+//! does not name (`x-kubernetes-preserve-unknown-fields` on the whole object), or has a `spec`
+//! that is not an object, or none, gets kube's `#[kube(no_spec)]` instead: the derived struct
+//! `<Kind>Fields` holds every top-level field besides `apiVersion`, `kind`, `metadata` and
+//! `status` (`spec` among them), flattened onto the object, so that no field is lost on a read
+//! and write.
 
 use std::fmt::Write as _;
 
@@ -64,7 +66,10 @@ impl<'s> KindTypes<'s> {
                 .any(|k| !OBJECT_FIELDS.contains(&k) && k != "spec" && k != "status")
                 || p.keys().any(|k| !k.is_string())
         });
-        let no_spec = others || !spec.is_some_and(is_object);
+        // Top-level fields the schema does not name, kept: only `no_spec`'s flattened struct
+        // can hold them beside kube's own.
+        let preserved = super::ir::flag(schema, "x-kubernetes-preserve-unknown-fields");
+        let no_spec = others || preserved || !spec.is_some_and(is_object);
         if no_spec {
             let name = format!("{type_name}Fields");
             types.reserve(&name);
@@ -77,8 +82,7 @@ impl<'s> KindTypes<'s> {
                 except: &except,
                 // kube's object has these: the flattened struct must not.
                 reserved_fields: &["metadata", "status", "kind", "api_version"],
-                // Kept unknown top-level fields would take `apiVersion` and `kind` in too.
-                keep_unknown: Some(false),
+                keep_unknown: Some(preserved),
                 depth: 0,
             })?;
         } else {
@@ -168,6 +172,9 @@ impl<'s> KindTypes<'s> {
         let _ = writeln!(attributes, "#[kube({})]", more.join(", "));
         render::struct_item(&mut out, root, Style::Foreign, Some(&attributes));
         render::items(&mut out, &self.types, Style::Foreign, 1);
+        if self.types.beside_object_fields() {
+            render::without_object_fields(&mut out);
+        }
         out
     }
 }
@@ -315,6 +322,42 @@ properties:
         let json = example.trim_start_matches("r#\"").trim_end_matches("\"#");
         let value: serde_json::Value = serde_json::from_str(json).unwrap();
         assert_eq!(value["spec"], serde_json::json!({"notInTheSchema": "kept"}));
+    }
+
+    /// A kind that keeps the top-level fields its schema does not name keeps them beside its
+    /// spec, in `no_spec`'s flattened struct, without the `apiVersion` and `kind` kube writes.
+    #[test]
+    fn a_preserved_root_keeps_every_top_level_field() {
+        let schema = schema(
+            "type: object\nx-kubernetes-preserve-unknown-fields: true\nproperties:\n  spec: {type: object, properties: {a: {type: string}}}\n",
+        );
+        let types = KindTypes::analyze(&schema, "Thing").unwrap();
+        assert!(types.no_spec);
+        let code = code(&types, &attributes("Thing", "Thing"));
+        assert!(
+            code.contains("#[serde(flatten, deserialize_with = \"without_object_fields\")]\n    pub unknown_fields: BTreeMap<String, serde_json::Value>,"),
+            "{code}"
+        );
+        assert!(code.contains("fn without_object_fields<'de"), "{code}");
+        let example = example::object(&types, &attributes("Thing", "Thing"));
+        let json = example.trim_start_matches("r#\"").trim_end_matches("\"#");
+        let value: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(value["notInTheSchema"], "kept");
+        assert_eq!(value["spec"]["a"], "a");
+    }
+
+    /// A schema of `{type: object}` alone: kube's fields only, and an example that parses.
+    #[test]
+    fn an_object_and_nothing_more() {
+        for yaml in ["type: object\n", "type: object\nproperties: {}\n"] {
+            let schema = schema(yaml);
+            let types = KindTypes::analyze(&schema, "Thing").unwrap();
+            code(&types, &attributes("Thing", "Thing"));
+            let example = example::object(&types, &attributes("Thing", "Thing"));
+            let json = example.trim_start_matches("r#\"").trim_end_matches("\"#");
+            let value: serde_json::Value = serde_json::from_str(json).unwrap();
+            assert_eq!(value["metadata"]["name"], "example", "{yaml}");
+        }
     }
 
     /// Zalando's `postgresql`: the kind on the wire, the derived name in Rust.

@@ -14,7 +14,7 @@
 //! k8s-openapi and tokio into this CLI; the mapping itself is small, so it is done here on the
 //! YAML of the schema.
 
-mod doc;
+pub mod doc;
 pub mod example;
 pub mod ir;
 pub mod kind;
@@ -47,7 +47,7 @@ pub fn translate(schema: &Value, owner: &str, except: &[&str]) -> anyhow::Result
     let mut out = Translation::default();
     let root = &types.structs[0];
     render::fields(&mut out.fields, root, Style::Own);
-    if root.unknown_fields.is_some() {
+    if root.rest.as_ref().is_some_and(|r| r.preserved) {
         out.skipped.push(format!(
             "{owner}: its schema keeps unknown fields (x-kubernetes-preserve-unknown-fields), and so \
              do its Rust fields; add #[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = \

@@ -46,7 +46,7 @@ pub fn struct_item(out: &mut String, s: &Struct, style: Style, kube: Option<&str
                 "#[derive(KubeSchema, Clone, Debug, Default, Deserialize, Serialize)]\n\
                  #[serde(rename_all = \"camelCase\")]\n",
             );
-            if s.unknown_fields.is_some() {
+            if s.rest.as_ref().is_some_and(|r| r.preserved) {
                 out.push_str(
                     "#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]\n",
                 );
@@ -63,21 +63,55 @@ pub fn fields(out: &mut String, s: &Struct, style: Style) {
     for field in &s.fields {
         struct_field(out, field, style);
     }
-    if let Some(name) = &s.unknown_fields {
-        out.push_str(
+    if let Some(rest) = &s.rest {
+        out.push_str(if rest.preserved {
             "    /// The fields that the schema does not name, which the API server keeps\n    \
-             /// (`x-kubernetes-preserve-unknown-fields`).\n    #[serde(flatten)]\n",
-        );
+             /// (`x-kubernetes-preserve-unknown-fields`).\n"
+        } else {
+            "    /// The fields besides the named ones (`additionalProperties`).\n"
+        });
+        if rest.beside_object_fields {
+            let _ = writeln!(
+                out,
+                "    #[serde(flatten, deserialize_with = \"{WITHOUT_OBJECT_FIELDS}\")]"
+            );
+        } else {
+            out.push_str("    #[serde(flatten)]\n");
+        }
         if style == Style::Own {
             // The struct's `x-kubernetes-preserve-unknown-fields` says it in the schema.
             out.push_str("    #[schemars(skip)]\n");
         }
         let _ = writeln!(
             out,
-            "    pub {name}: {},",
-            rust_type(&Type::Map(Box::new(Type::Any)), style)
+            "    pub {}: {},",
+            rest.rust,
+            rust_type(&Type::Map(Box::new(rest.ty.clone())), style)
         );
     }
+}
+
+/// The function that reads the top-level fields a kind's schema does not name, without the
+/// `apiVersion` and `kind` that kube's object reads (and writes) itself.
+const WITHOUT_OBJECT_FIELDS: &str = "without_object_fields";
+
+/// [`WITHOUT_OBJECT_FIELDS`]'s definition, for the types file that uses it.
+pub fn without_object_fields(out: &mut String) {
+    let _ = write!(
+        out,
+        "
+/// Reads the top-level fields that the schema does not name, leaving out `apiVersion` and
+/// `kind`: kube's object writes those itself, and would write them twice.
+fn {WITHOUT_OBJECT_FIELDS}<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, serde_json::Value>, D::Error> {{
+    let mut fields = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
+    fields.remove(\"apiVersion\");
+    fields.remove(\"kind\");
+    Ok(fields)
+}}
+"
+    );
 }
 
 fn struct_field(out: &mut String, field: &Field, style: Style) {
@@ -85,6 +119,8 @@ fn struct_field(out: &mut String, field: &Field, style: Style) {
     let mut serde = Vec::new();
     if !field.required {
         serde.push("default".to_string());
+    }
+    if !field.required && !field.write_null {
         serde.push("skip_serializing_if = \"Option::is_none\"".to_string());
     }
     let rust = field.rust.trim_start_matches("r#");
@@ -124,6 +160,7 @@ pub fn rust_type(ty: &Type, style: Style) -> String {
         },
         Type::Any => "serde_json::Value".into(),
         Type::List(inner) => format!("Vec<{}>", rust_type(inner, style)),
+        Type::Optional(inner) => format!("Option<{}>", rust_type(inner, style)),
         Type::Map(inner) => match style {
             Style::Foreign => format!("BTreeMap<String, {}>", rust_type(inner, style)),
             Style::Own => format!(

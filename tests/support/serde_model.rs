@@ -34,6 +34,9 @@ pub struct FieldDef {
     pub flatten: bool,
     pub default: bool,
     pub skip_none: bool,
+    /// `deserialize_with`: the generated `without_object_fields` leaves `apiVersion` and `kind`
+    /// out of a flattened map.
+    pub deserialize_with: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -118,12 +121,22 @@ impl Model {
             );
         }
         if kube.no_spec {
+            // serde hands a flattened struct every field the object's own do not take.
             let mut rest = map.clone();
-            for key in ["apiVersion", "kind", "metadata", "status"] {
+            for key in ["metadata", "status"] {
                 rest.remove(key);
             }
             let fields = self.read(&Ty::Named(spec.clone()), &Value::Object(rest), "")?;
-            out.extend(fields.as_object().cloned().unwrap_or_default());
+            let fields = fields.as_object().cloned().unwrap_or_default();
+            if let Some(key) = ["apiVersion", "kind"]
+                .iter()
+                .find(|k| fields.contains_key(**k))
+            {
+                return Err(format!(
+                    "{key} is written twice: by kube, and by the flattened fields"
+                ));
+            }
+            out.extend(fields);
         } else {
             let value = map.get("spec").ok_or("missing field spec")?;
             out.insert(
@@ -228,7 +241,12 @@ impl Model {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         for field in def.fields.iter().filter(|f| f.flatten) {
-            let kept = self.read(&field.ty, &Value::Object(rest.clone()), at)?;
+            let mut rest = rest.clone();
+            if field.deserialize_with.as_deref() == Some("without_object_fields") {
+                rest.remove("apiVersion");
+                rest.remove("kind");
+            }
+            let kept = self.read(&field.ty, &Value::Object(rest), at)?;
             out.extend(kept.as_object().cloned().unwrap_or_default());
         }
         Ok(Value::Object(out))
@@ -342,6 +360,7 @@ fn struct_def(attrs: &[Attribute], fields: &Fields) -> Result<StructDef, String>
             flatten: false,
             default: false,
             skip_none: false,
+            deserialize_with: None,
         };
         let mut rename = None;
         for attr in field.attrs.iter().filter(|a| a.path().is_ident("serde")) {
@@ -354,6 +373,8 @@ fn struct_def(attrs: &[Attribute], fields: &Fields) -> Result<StructDef, String>
                     def.default = true;
                 } else if meta.path.is_ident("skip_serializing_if") {
                     def.skip_none = meta.value()?.parse::<LitStr>()?.value() == "Option::is_none";
+                } else if meta.path.is_ident("deserialize_with") {
+                    def.deserialize_with = Some(meta.value()?.parse::<LitStr>()?.value());
                 } else if meta.input.peek(syn::Token![=]) {
                     meta.value()?.parse::<syn::Expr>()?;
                 }
