@@ -17,7 +17,7 @@
 
 mod license;
 mod multigroup;
-mod paths;
+pub mod paths;
 mod retarget;
 
 use std::path::Path;
@@ -164,11 +164,15 @@ fn walk(root: &Path, dir: &str, f: &mut dyn FnMut(&str)) {
     }
 }
 
-/// The Rust files of the project other than the runtime crate's: under src/ and tests/, on disk
-/// or planned.
+/// The folders of the project's crate whose Rust files may name its modules: the library and
+/// binaries, and the crates Cargo makes of tests, benches and examples.
+const CRATE_FOLDERS: [&str; 4] = ["src", "tests", "benches", "examples"];
+
+/// The Rust files of the project other than the runtime crate's: under [`CRATE_FOLDERS`], on
+/// disk or planned.
 fn rust_files(plan: &Plan) -> Vec<String> {
     let mut files = std::collections::BTreeSet::new();
-    for top in ["src", "tests"] {
+    for top in CRATE_FOLDERS {
         walk(plan.root(), top, &mut |path| {
             if path.ends_with(".rs") {
                 files.insert(path.to_string());
@@ -177,7 +181,9 @@ fn rust_files(plan: &Plan) -> Vec<String> {
     }
     for change in plan.changes() {
         if change.path.ends_with(".rs")
-            && (change.path.starts_with("src/") || change.path.starts_with("tests/"))
+            && CRATE_FOLDERS
+                .iter()
+                .any(|top| change.path.starts_with(&format!("{top}/")))
         {
             files.insert(change.path.clone());
         }

@@ -108,7 +108,7 @@ pub fn rewrite(
         crate_name,
         modules,
         moves,
-        scope: old.clone().unwrap_or_default(),
+        scope: old.clone().unwrap_or_else(|| vec![OUTSIDE.to_string()]),
         in_library: old.is_some(),
         new_module: new,
         moved: old.is_some() && module.is_some_and(|(a, b)| a != b),
@@ -122,7 +122,7 @@ pub fn rewrite(
         rewriter: &mut rewriter,
     };
     collector.visit_file(&file);
-    rewriter.scope = old.unwrap_or_default();
+    rewriter.scope = old.unwrap_or_else(|| vec![OUTSIDE.to_string()]);
     rewriter.visit_file(&file);
     if let Some(error) = rewriter.error {
         bail!(error);
@@ -153,6 +153,10 @@ struct Rewriter<'a> {
     error: Option<String>,
 }
 
+/// The scope of a file outside the library (a test, a bench, an example, `src/main.rs`): its
+/// `self::` and `super::` paths resolve under this name, never to a module of the library.
+const OUTSIDE: &str = "<outside the library>";
+
 /// A path as written: its segments with their spans, and whether it starts with `::`.
 struct Written {
     segments: Vec<(String, Span)>,
@@ -166,12 +170,9 @@ impl Rewriter<'_> {
         if written.global || first == self.crate_name {
             return (first == self.crate_name).then(|| (Vec::new(), 1));
         }
-        if !self.in_library {
-            return None;
-        }
-        match first {
-            "crate" => Some((Vec::new(), 1)),
-            "self" => Some((self.scope.clone(), 1)),
+        let (base, start) = match first {
+            "crate" => (self.in_library.then(Vec::new)?, 1),
+            "self" => (self.scope.clone(), 1),
             "super" => {
                 let k = written
                     .segments
@@ -179,25 +180,41 @@ impl Rewriter<'_> {
                     .take_while(|(s, _)| s == "super")
                     .count();
                 let len = self.scope.len().checked_sub(k)?;
-                Some((self.scope[..len].to_vec(), k))
+                (self.scope[..len].to_vec(), k)
             }
-            name => {
-                if let Some(bound) = self.bindings.get(&self.scope).and_then(|b| b.get(name)) {
-                    return Some((bound.clone(), 1));
-                }
-                let mut child = self.scope.clone();
-                child.push(name.to_string());
-                if self.modules.contains(&child) {
-                    return Some((self.scope.clone(), 0));
-                }
-                let globs = self.globs.get(&self.scope)?;
-                globs.iter().find_map(|base| {
-                    let mut child = base.clone();
-                    child.push(name.to_string());
-                    self.modules.contains(&child).then(|| (base.clone(), 0))
-                })
+            name => return self.name_in_scope(name),
+        };
+        // Outside the library, `self` and `super` stay in the file (its own crate's modules).
+        (self.in_library || base.first().is_some_and(|s| s == OUTSIDE)).then_some((base, start))
+    }
+
+    /// What a plain name at the start of a path stands for in the current scope: a name a `use`
+    /// brought in (here, or in a module this one glob-imports, as `use super::*;` in a tests
+    /// module does, and so on through that module's globs), or a child module of the library.
+    fn name_in_scope(&self, name: &str) -> Option<(Vec<String>, usize)> {
+        let mut visited: Vec<&Vec<String>> = Vec::new();
+        let mut pending = vec![&self.scope];
+        while let Some(module) = pending.pop() {
+            if visited.contains(&module) {
+                continue;
+            }
+            visited.push(module);
+            if let Some(target) = self.bindings.get(module).and_then(|b| b.get(name)) {
+                return Some((target.clone(), 1));
+            }
+            let mut child = module.clone();
+            child.push(name.to_string());
+            // A module of the library: in the scope itself only in the library (outside, the
+            // scope is the file's own), through a glob anywhere.
+            let reachable = self.in_library || module != &self.scope;
+            if reachable && self.modules.contains(&child) {
+                return Some((module.clone(), 0));
+            }
+            if let Some(globs) = self.globs.get(module) {
+                pending.extend(globs.iter().rev());
             }
         }
+        None
     }
 
     /// Plans the edits of one path: the token before which a move inserts its group gets the
@@ -284,14 +301,23 @@ impl Rewriter<'_> {
         self.error.get_or_insert(message);
     }
 
-    /// The paths in the tokens of a macro call: runs of identifiers joined by `::`.
-    fn tokens(&mut self, tokens: TokenStream) {
+    /// The paths in the tokens of a macro call or an attribute: runs of identifiers joined by
+    /// `::`, and, in an attribute, string literals that are paths (serde's `with = "…"`).
+    fn tokens(&mut self, tokens: TokenStream, attribute: bool) {
         let trees: Vec<TokenTree> = tokens.into_iter().collect();
         let mut i = 0;
         while i < trees.len() {
             match &trees[i] {
                 TokenTree::Group(group) => {
-                    self.tokens(group.stream());
+                    self.tokens(group.stream(), attribute);
+                    i += 1;
+                }
+                TokenTree::Literal(literal) if attribute => {
+                    if let Ok(text) =
+                        syn::parse2::<syn::LitStr>(TokenTree::Literal(literal.clone()).into())
+                    {
+                        self.string_path(text.span(), &text.value());
+                    }
                     i += 1;
                 }
                 TokenTree::Ident(_) | TokenTree::Punct(_) => {
@@ -311,6 +337,41 @@ impl Rewriter<'_> {
                 TokenTree::Literal(_) => i += 1,
             }
         }
+    }
+
+    /// A path written as a string (`#[serde(with = "crate::api::v1::duration")]`): the string
+    /// gets the group where the path would.
+    fn string_path(&mut self, span: Span, text: &str) {
+        let (global, rest) = match text.strip_prefix("::") {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let segments: Vec<(String, Span)> =
+            rest.split("::").map(|s| (s.to_string(), span)).collect();
+        let is_ident = |s: &str| {
+            s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        if segments.len() < 2 || !segments.iter().all(|(s, _)| is_ident(s)) {
+            return;
+        }
+        let written = Written { segments, global };
+        let Some((base, start)) = self.base(&written) else {
+            return;
+        };
+        let mut abs = base.clone();
+        abs.extend(written.segments[start..].iter().map(|(s, _)| s.clone()));
+        let Some(m) = self.moves.iter().find(|m| abs.starts_with(&m.from)) else {
+            return;
+        };
+        if m.at() < base.len() {
+            return;
+        }
+        let mut segments: Vec<&str> = written.segments.iter().map(|(s, _)| s.as_str()).collect();
+        segments.insert(start + m.at() - base.len(), m.group());
+        let prefix = if global { "::" } else { "" };
+        let new = format!("{prefix}{}", segments.join("::"));
+        self.edits.push(Edit::Doc(span, text.to_string(), new));
     }
 
     /// An intra-doc link or a path in a doc comment: `crate::…` and `<crate name>::…` text.
@@ -409,7 +470,9 @@ fn written(path: &syn::Path) -> Written {
 
 impl<'ast> Visit<'ast> for Rewriter<'_> {
     fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
-        check_mod(self, item);
+        if self.in_library {
+            check_mod(self, item);
+        }
         let Some((_, items)) = &item.content else {
             return;
         };
@@ -454,7 +517,7 @@ impl<'ast> Visit<'ast> for Rewriter<'_> {
                 name.unwrap_or_default()
             ));
         }
-        self.tokens(mac.tokens.clone());
+        self.tokens(mac.tokens.clone(), false);
     }
 
     fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
@@ -467,6 +530,10 @@ impl<'ast> Visit<'ast> for Rewriter<'_> {
         {
             self.doc(text.span(), &text.value());
             return;
+        }
+        // What an attribute's arguments name: `#[serde(with = "…")]`, `#[derive(crate::…)]`.
+        if let syn::Meta::List(list) = &attr.meta {
+            self.tokens(list.tokens.clone(), true);
         }
         visit::visit_attribute(self, attr);
     }

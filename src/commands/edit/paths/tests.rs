@@ -301,3 +301,126 @@ fn modules_of_one_version_that_move_apart() {
         );
     }
 }
+
+/// Outside the library (a test's shared module, a bench, an example), a path through a name a
+/// `use` of the crate brought in is rewritten like one in the library: in expressions, patterns,
+/// types and macro arguments, and in an inline module that glob-imports its parent.
+#[test]
+fn paths_outside_the_library_through_names_of_the_crate() {
+    let text = "use crew_operator::controller;
+use crew_operator::api::*;
+
+pub fn name() -> &'static str {
+    let c = controller::captain::CONTROLLER;
+    assert_eq!(c.name, controller::captain::CONTROLLER.name);
+    match None::<v1::Captain> {
+        Some(v1::Captain { .. }) => {}
+        None => {}
+    }
+    c.name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t() {
+        let _ = controller::captain::CONTROLLER;
+    }
+}
+";
+    for path in [
+        "tests/common/mod.rs",
+        "benches/fleet.rs",
+        "examples/fleet.rs",
+    ] {
+        let out = ok(path, text);
+        assert_eq!(
+            out.matches("controller::crew::captain::CONTROLLER").count(),
+            3,
+            "{out}"
+        );
+        assert!(out.contains("None::<crew::v1::Captain>"), "{out}");
+        assert!(out.contains("Some(crew::v1::Captain { .. })"), "{out}");
+        assert!(out.contains("use crew_operator::controller;"), "{out}");
+    }
+    // `crate::` and `super::` there are the test's own crate, not the library.
+    let text = "mod controller { pub mod captain { pub const X: u8 = 1; } }\nfn f() -> u8 { crate::controller::captain::X + self::controller::captain::X }\n";
+    assert_eq!(ok("tests/own.rs", text), text);
+}
+
+/// In the library, a tests module that glob-imports its parent reaches the parent's `use`s.
+#[test]
+fn a_tests_module_sees_its_parent_s_imports() {
+    let text = "use crate::controller;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f() -> &'static str {
+        controller::captain::CONTROLLER.name
+    }
+}
+";
+    let out = ok("src/fleet.rs", text);
+    assert!(
+        out.contains("controller::crew::captain::CONTROLLER.name"),
+        "{out}"
+    );
+}
+
+/// Paths in attributes: as tokens, and as the strings serde takes.
+#[test]
+fn paths_in_attributes() {
+    let text = "#[derive(crate::controller::captain::Derive)]
+pub struct S {
+    #[serde(with = \"crate::api::v1::duration\")]
+    pub a: u8,
+    #[serde(default = \"crew_operator::api::v1::default\", rename = \"a::b\")]
+    pub b: u8,
+}
+";
+    let out = ok("src/fleet.rs", text);
+    assert!(
+        out.contains("#[derive(crate::controller::crew::captain::Derive)]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("with = \"crate::api::crew::v1::duration\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("default = \"crew_operator::api::crew::v1::default\""),
+        "{out}"
+    );
+    assert!(out.contains("rename = \"a::b\""), "{out}");
+}
+
+/// A module named like the group it moves into: `controller::ship` → `controller::ship::ship`.
+#[test]
+fn a_module_named_like_its_group() {
+    let moves = vec![
+        Move::new(segments("controller::ship"), 1, "ship"),
+        Move::new(segments("api::v1"), 1, "ship"),
+    ];
+    let modules: Modules = ["api", "api::v1", "controller", "controller::ship"]
+        .into_iter()
+        .map(segments)
+        .collect();
+    let text = "use crate::controller::{self, ship};\nuse crate::api::v1::Ship;\n\nfn f() -> u8 {\n    ship::X + controller::ship::X + crate::controller::ship::X\n}\n";
+    let out = rewrite(
+        "src/fleet.rs",
+        text,
+        Some((&segments("fleet"), &segments("fleet"))),
+        "crew",
+        &modules,
+        &moves,
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "use crate::controller::{self, ship::ship};\nuse crate::api::ship::v1::Ship;\n\nfn f() -> u8 {\n    ship::X + controller::ship::ship::X + crate::controller::ship::ship::X\n}\n"
+    );
+}
