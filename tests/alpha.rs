@@ -491,6 +491,70 @@ fn update_dry_run_and_forced_over_uncommitted_changes() {
     assert!(git(&dir, &["show", "upkeep:Makefile"]).contains("fleet: ## Hand-written."));
 }
 
+/// A stand-in for an older operator-rs whose `init` wrote no AGENTS.md, as before the scaffold
+/// had one: the update adds it.
+fn older_release_without_agents_md(dir: &Path) -> PathBuf {
+    let older = older_release(dir);
+    let script = dir.join("operator-rs-0.0.9-no-agents");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n'{}' \"$@\" || exit $?\nif [ \"$1\" = init ]; then rm -f AGENTS.md; fi\nexit 0\n",
+            older.display()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    script
+}
+
+/// A file the update adds that the user wrote by hand and left untracked: git would refuse to
+/// check out the output branch over it, so the update refuses before it commits anything, and
+/// names the file; committed, the same file is merged like any other.
+#[test]
+fn update_refuses_a_checkout_that_untracked_files_would_block() {
+    let (tmp, dir) = folder("crew");
+    let older = older_release_without_agents_md(tmp.path());
+    project_from_older_release(&dir, &older);
+    assert!(!dir.join("AGENTS.md").exists());
+    commit_all(&dir, "the project as 0.0.9 made it");
+    std::fs::write(dir.join("AGENTS.md"), "# Notes for agents, by hand\n").unwrap();
+    let older_arg = older.display().to_string();
+    let update = [
+        "alpha",
+        "update",
+        "--from-binary",
+        &older_arg,
+        "--make=false",
+    ];
+    assert_refused(
+        &dir,
+        &update,
+        &["AGENTS.md", "untracked", "nothing was committed"],
+    );
+    assert_eq!(git(&dir, &["branch", "--list"]), "* main");
+    // A folder where the update adds a file is in the way too.
+    std::fs::remove_file(dir.join("AGENTS.md")).unwrap();
+    std::fs::create_dir(dir.join("AGENTS.md")).unwrap();
+    std::fs::write(dir.join("AGENTS.md/draft.md"), "draft\n").unwrap();
+    assert_refused(&dir, &update, &["AGENTS.md/draft.md"]);
+    std::fs::remove_dir_all(dir.join("AGENTS.md")).unwrap();
+
+    // Committed, it is merged like any file of the user's (here a conflict, committed with
+    // --force), and the branch is checked out.
+    std::fs::write(dir.join("AGENTS.md"), "# Notes for agents, by hand\n").unwrap();
+    commit_all(&dir, "notes");
+    let mut forced = update.to_vec();
+    forced.push("--force");
+    let out = run_ok(&dir, &forced);
+    assert!(out.contains("CONFLICT AGENTS.md"), "{out}");
+    assert!(git(&dir, &["branch", "--show-current"]).starts_with("operator-rs-update-"));
+}
+
 #[test]
 fn update_refusals_change_nothing() {
     let (tmp, dir) = folder("crew");

@@ -66,6 +66,27 @@ impl Repo {
             .is_empty())
     }
 
+    /// The files HEAD's commit has.
+    pub fn files_at_head(&self) -> Result<std::collections::BTreeSet<String>> {
+        let out = self.git(&["ls-tree", "-r", "-z", "--name-only", "HEAD"])?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect())
+    }
+
+    /// The work tree's files that git does not track and .gitignore does not name: those a
+    /// checkout refuses to overwrite.
+    pub fn untracked_files(&self) -> Result<Vec<String>> {
+        let out = self.git(&["ls-files", "--others", "--exclude-standard", "-z"])?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect())
+    }
+
     /// Whether branch `name` exists; refuses names git does not take as branch names.
     pub fn branch_exists(&self, name: &str) -> Result<bool> {
         if self

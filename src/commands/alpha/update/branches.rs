@@ -63,6 +63,11 @@ pub fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
     )?;
     let user = tree::read(&original_dir)?;
     let (changes, report) = super::changes(&scaffolds, &user, &project, &versions)?;
+    if !dirty {
+        // The output branch is checked out at the end: what would make git refuse that refuses
+        // the update now, before anything is committed.
+        check_checkout(&repo, &changes)?;
+    }
 
     if args.common.dry_run {
         print!("{}", super::plan(dir, &changes)?.describe());
@@ -130,6 +135,41 @@ pub fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
         println!("Pushed {output} to origin.");
     }
     Ok(())
+}
+
+/// Refuses an update whose output branch git would not check out: a file it adds (or a folder
+/// it adds a file in) is in the work tree already, untracked and not ignored (an AGENTS.md
+/// written by hand before the scaffold had one).
+fn check_checkout(repo: &Repo, changes: &BTreeMap<String, Change>) -> Result<()> {
+    let at_head = repo.files_at_head()?;
+    let added: Vec<&String> = changes
+        .iter()
+        .filter(|(path, change)| matches!(change, Change::Write(_)) && !at_head.contains(*path))
+        .map(|(path, _)| path)
+        .collect();
+    let within = |inner: &str, outer: &str| {
+        inner
+            .strip_prefix(outer)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let in_the_way: Vec<String> = repo
+        .untracked_files()?
+        .into_iter()
+        .filter(|file| {
+            added
+                .iter()
+                .any(|path| *path == file || within(path, file) || within(file, path))
+        })
+        .collect();
+    if in_the_way.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "the update adds files that are in the work tree already, untracked: {}; git would not \
+         check out the update's branch over them, so nothing was committed: commit them, or move \
+         them away, then run alpha update again",
+        in_the_way.join(", ")
+    )
 }
 
 /// The ancestor (the old scaffold, on HEAD), the original (HEAD's files, on the ancestor) and the
