@@ -732,6 +732,15 @@ fn migrate_translates_the_fields_of_the_go_types() {
     let sample =
         std::fs::read_to_string(dir.join("config/samples/cache_v1alpha1_memcached.yaml")).unwrap();
     assert!(sample.contains("  size: 2\n"), "{sample}");
+    // kubebuilder's sample, whose spec holds only a comment (null): the least spec the schema
+    // accepts, its required fields, before the comment.
+    let backup =
+        std::fs::read_to_string(dir.join("config/samples/cache_v1alpha1_memcachedbackup.yaml"))
+            .unwrap();
+    assert!(
+        backup.ends_with("spec:\n  target: target\n  # TODO(user): Add fields here\n"),
+        "{backup}"
+    );
 }
 
 #[test]

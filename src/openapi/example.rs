@@ -52,6 +52,48 @@ pub fn struct_value(types: &Types, name: &str) -> String {
     value(types, &Type::Struct(name.to_string()), &EMPTY, "value", 0)
 }
 
+/// A value of the struct `name` with its required fields set (and theirs, all the way down), and
+/// no others: the least object the schema accepts, for a sample.
+pub fn required_struct_value(types: &Types, name: &str) -> serde_json::Value {
+    let full = serde_json::from_str(&struct_value(types, name)).unwrap_or_default();
+    required_only(types, &Type::Struct(name.to_string()), full)
+}
+
+/// `value` (of type `ty`) without the fields its structs do not require.
+fn required_only(types: &Types, ty: &Type, value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match (ty, value) {
+        (Type::Struct(name), Json::Object(map)) => {
+            let Some(s) = types.find_struct(name) else {
+                return Json::Object(map);
+            };
+            let kept = s
+                .fields
+                .iter()
+                .filter(|f| f.required || f.write_null)
+                .filter_map(|f| {
+                    let value = map.get(&f.json)?.clone();
+                    Some((f.json.clone(), required_only(types, &f.ty, value)))
+                })
+                .collect();
+            Json::Object(kept)
+        }
+        (Type::List(inner), Json::Array(items)) => Json::Array(
+            items
+                .into_iter()
+                .map(|item| required_only(types, inner, item))
+                .collect(),
+        ),
+        (Type::Map(inner), Json::Object(map)) => Json::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, required_only(types, inner, v)))
+                .collect(),
+        ),
+        (Type::Optional(inner), value) => required_only(types, inner, value),
+        (_, value) => value,
+    }
+}
+
 /// The entries of the struct `name`: each field's wire name and example value, then a field
 /// the schema does not name if the struct keeps those.
 fn entries(types: &Types, name: &str, depth: usize) -> Vec<(String, String)> {

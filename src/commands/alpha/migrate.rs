@@ -14,7 +14,7 @@ use serde_yaml::Value;
 use super::replay::{License, Replay};
 use crate::boilerplate;
 use crate::cli::AlphaMigrateArgs;
-use crate::openapi::{Translation, translate};
+use crate::openapi::{Translation, example, own_types, translate};
 use crate::plugins::{self, Gvk};
 use crate::project::{self, Api, LAYOUT, Project, Resource};
 use crate::scaffold::rustfmt;
@@ -342,7 +342,9 @@ fn carry_types(
     let Some(text) = splice_types(&text, &r.kind, file_name, has_webhooks, &spec, &status) else {
         bail!("the scaffold of {shown} has no example field to replace");
     };
-    carry_sample(r, from, tree, has_webhooks)?;
+    let spec_types = own_types(props("spec"), &format!("{}Spec", r.kind), spec_except)?;
+    let least_spec = example::required_struct_value(&spec_types, &format!("{}Spec", r.kind));
+    carry_sample(r, from, tree, has_webhooks, &least_spec)?;
     Ok(Some((file, text)))
 }
 
@@ -399,8 +401,15 @@ fn is_optional_string(spec: &Value, field: &str) -> bool {
 }
 
 /// The Go project's sample of the kind replaces the scaffold's (same file name); without one,
-/// the scaffold's loses the example field if the type did.
-fn carry_sample(r: &Resource, from: &Path, tree: &Path, kept_foo: bool) -> Result<()> {
+/// the scaffold's loses the example field if the type did. A spec left null (kubebuilder's
+/// samples hold only a comment) or missing gets `least_spec` (see [`super::sample`]).
+fn carry_sample(
+    r: &Resource,
+    from: &Path,
+    tree: &Path,
+    kept_foo: bool,
+    least_spec: &serde_json::Value,
+) -> Result<()> {
     let name = format!(
         "config/samples/{}_{}_{}.yaml",
         r.group,
@@ -408,11 +417,18 @@ fn carry_sample(r: &Resource, from: &Path, tree: &Path, kept_foo: bool) -> Resul
         r.kind.to_lowercase()
     );
     let ours = tree.join(&name);
-    if let Ok(go) = std::fs::read_to_string(from.join(&name)) {
-        std::fs::write(&ours, go)?;
-    } else if !kept_foo && let Ok(text) = std::fs::read_to_string(&ours) {
-        std::fs::write(&ours, text.replace("  foo: bar\n", ""))?;
-    }
+    let sample = if let Ok(go) = std::fs::read_to_string(from.join(&name)) {
+        go
+    } else if let Ok(text) = std::fs::read_to_string(&ours) {
+        if kept_foo {
+            text
+        } else {
+            text.replace("  foo: bar\n", "")
+        }
+    } else {
+        return Ok(());
+    };
+    std::fs::write(&ours, super::sample::with_spec(&sample, least_spec))?;
     Ok(())
 }
 

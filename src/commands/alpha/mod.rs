@@ -8,6 +8,7 @@ mod merge;
 pub mod migrate;
 mod release;
 mod replay;
+mod sample;
 mod tree;
 pub mod update;
 
