@@ -263,6 +263,29 @@ fn no_invisible_characters(code: &str) {
     );
 }
 
+/// The names follow Rust's case conventions, as rustc's `non_snake_case` and
+/// `non_camel_case_types` lints (denied with the generated project's `-D warnings`) read them.
+fn names_in_rust_case(model: &Model, code: &str) {
+    let camel =
+        |name: &str| name.starts_with(|c: char| c.is_ascii_uppercase()) && !name.contains('_');
+    for (name, s) in &model.structs {
+        assert!(camel(name), "type {name}\n{code}");
+        for field in &s.fields {
+            let rust = &field.rust;
+            assert!(
+                !rust.contains("__") && !rust.chars().any(|c| c.is_ascii_uppercase()),
+                "field {rust}\n{code}"
+            );
+        }
+    }
+    for (name, e) in &model.enums {
+        assert!(camel(name), "type {name}\n{code}");
+        for (variant, _) in &e.variants {
+            assert!(camel(variant), "variant {variant}\n{code}");
+        }
+    }
+}
+
 /// An external kind's types file and example, checked; returns its model.
 fn check_external(schema: &Value) -> Model {
     let source = yaml(schema);
@@ -283,6 +306,7 @@ fn check_external(schema: &Value) -> Model {
     );
     no_invisible_characters(&code);
     let model = Model::parse(&code).unwrap_or_else(|e| panic!("{e}\n{code}"));
+    names_in_rust_case(&model, &code);
     let example = example_json(&literal);
     let back = model
         .round_trip_object(&example)
@@ -309,6 +333,7 @@ fn check_migrate(spec: &Value, except: &[&str]) -> Model {
     );
     no_invisible_characters(&code);
     let model = Model::parse(&code).unwrap_or_else(|e| panic!("{e}\n{code}"));
+    names_in_rust_case(&model, &code);
     let types = own_types(&source, "ThingSpec", except).unwrap();
     let mut example: Value =
         serde_json::from_str(&example::struct_value(&types, "ThingSpec")).unwrap();

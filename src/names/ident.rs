@@ -278,8 +278,14 @@ impl Namer {
         losers.sort_by_key(|&i| (naturals[i].clone(), outside[i]));
         for i in losers {
             let base = &naturals[i];
+            // `self_` gets `self_2`: a doubled `_` is not snake_case (rustc warns).
+            let separator = if base.ends_with('_') {
+                ""
+            } else {
+                self.separator
+            };
             let name = (2..)
-                .map(|n| format!("{base}{}{n}", self.separator))
+                .map(|n| format!("{base}{separator}{n}"))
                 .find(|candidate| !taken.contains(candidate))
                 .expect("some number is free");
             taken.insert(name.clone());
@@ -359,6 +365,10 @@ mod tests {
         assert_eq!(
             namer.names(&["self", "super", "crate", "type"], field_name),
             ["self_", "super_", "crate_", "r#type"]
+        );
+        assert_eq!(
+            namer.names(&["self", "Self"], field_name),
+            ["self_2", "self_"]
         );
         let reserved = Namer::snake().reserve(["foo"]);
         assert_eq!(

@@ -2,9 +2,10 @@
 //! sized by a number of cases and a time budget instead of a fixed count, so that `hack/fuzz` can
 //! give every target its share of two minutes.
 //!
-//! - `PROPTEST_CASES`: the most cases a target runs (default: the target's own, small enough for
-//!   `cargo test`);
-//! - `FUZZ_SECONDS`: the time a target may take (default: no limit), checked between cases.
+//! - `FUZZ_SECONDS`: the time a target may take, checked between cases (default: no limit, and
+//!   the target's own number of cases, small enough for `cargo test`; with a time, as many cases
+//!   as fit);
+//! - `PROPTEST_CASES`: the most cases a target runs, either way.
 //!
 //! Each target prints `fuzz <name>: <cases> cases in <seconds>s` (seen with `--nocapture`,
 //! which hack/fuzz passes); a failing case is shrunk to the smallest input that still fails, and
@@ -22,13 +23,21 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// `default_cases`, or `PROPTEST_CASES`; `FUZZ_SECONDS` if set.
+    /// See the module: `default_cases` unless `FUZZ_SECONDS` or `PROPTEST_CASES` say otherwise.
     pub fn from_env(default_cases: u32) -> Self {
         let number = |name: &str| std::env::var(name).ok()?.trim().parse::<f64>().ok();
-        Self {
-            cases: number("PROPTEST_CASES").map_or(default_cases, |n| n.max(1.0) as u32),
-            time: number("FUZZ_SECONDS").map(|s| Duration::from_secs_f64(s.max(0.0))),
-        }
+        let time = number("FUZZ_SECONDS").map(|s| Duration::from_secs_f64(s.max(0.0)));
+        let cases = match (number("PROPTEST_CASES"), time) {
+            (Some(n), _) => n.max(1.0) as u32,
+            (None, Some(_)) => u32::MAX,
+            (None, None) => default_cases,
+        };
+        Self { cases, time }
+    }
+
+    /// Whether there is time for more after `elapsed`.
+    pub fn time_left(&self, elapsed: Duration) -> bool {
+        self.time.is_none_or(|t| elapsed < t)
     }
 }
 
@@ -50,7 +59,7 @@ pub fn run<S: Strategy>(
     let mut runner = TestRunner::new(config);
     let start = Instant::now();
     let mut cases = 0;
-    while cases < budget.cases && budget.time.is_none_or(|t| start.elapsed() < t) {
+    while cases < budget.cases && budget.time_left(start.elapsed()) {
         let tree = strategy
             .new_tree(&mut runner)
             .unwrap_or_else(|e| panic!("fuzz {name}: no input could be generated: {e}"));

@@ -344,7 +344,7 @@ fn carry_types(
     };
     let spec_types = own_types(props("spec"), &format!("{}Spec", r.kind), spec_except)?;
     let least_spec = example::required_struct_value(&spec_types, &format!("{}Spec", r.kind));
-    carry_sample(r, from, tree, has_webhooks, &least_spec)?;
+    carry_sample(r, from, tree, has_webhooks, &least_spec, report)?;
     Ok(Some((file, text)))
 }
 
@@ -402,13 +402,15 @@ fn is_optional_string(spec: &Value, field: &str) -> bool {
 
 /// The Go project's sample of the kind replaces the scaffold's (same file name); without one,
 /// the scaffold's loses the example field if the type did. A spec left null (kubebuilder's
-/// samples hold only a comment) or missing gets `least_spec` (see [`super::sample`]).
+/// samples hold only a comment) or missing gets `least_spec` (see [`super::sample`]). A Go sample
+/// that is no YAML object is reported and not carried: the generated tests read the sample.
 fn carry_sample(
     r: &Resource,
     from: &Path,
     tree: &Path,
     kept_foo: bool,
     least_spec: &serde_json::Value,
+    report: &mut Vec<String>,
 ) -> Result<()> {
     let name = format!(
         "config/samples/{}_{}_{}.yaml",
@@ -417,7 +419,17 @@ fn carry_sample(
         r.kind.to_lowercase()
     );
     let ours = tree.join(&name);
-    let sample = if let Ok(go) = std::fs::read_to_string(from.join(&name)) {
+    let go = std::fs::read_to_string(from.join(&name)).ok();
+    let go = go.filter(|text| {
+        let object = super::sample::is_object(text);
+        if !object {
+            report.push(format!(
+                "{name}: not carried over, it is no YAML object; the scaffold's sample is in its place"
+            ));
+        }
+        object
+    });
+    let sample = if let Some(go) = go {
         go
     } else if let Ok(text) = std::fs::read_to_string(&ours) {
         if kept_foo {

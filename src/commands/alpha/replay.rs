@@ -434,10 +434,15 @@ fn run_shown(mut command: Command, shown: &str) -> Result<()> {
     let (status, output) =
         super::super::run_quietly(command).with_context(|| format!("running {shown}"))?;
     if !status.success() {
-        bail!(
-            "{shown} failed ({status}):\n{}",
-            String::from_utf8_lossy(&output).trim_end()
-        );
+        // The command's own one-line error (its last), else all it said, on one line.
+        let output = String::from_utf8_lossy(&output);
+        let reason = output
+            .lines()
+            .rev()
+            .find_map(|line| line.strip_prefix("error: "))
+            .map(str::to_string)
+            .unwrap_or_else(|| output.split_whitespace().collect::<Vec<_>>().join(" "));
+        bail!("{shown} failed ({status}): {reason}");
     }
     Ok(())
 }

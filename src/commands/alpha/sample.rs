@@ -9,6 +9,11 @@
 use serde_json::Value as Json;
 use serde_yaml::Value;
 
+/// Whether `text` is a YAML mapping (one document), as a sample must be.
+pub fn is_object(text: &str) -> bool {
+    matches!(serde_yaml::from_str::<Value>(text), Ok(Value::Mapping(_)))
+}
+
 /// `text` (a sample) with its null or missing top-level `spec` set to `spec` (a JSON object), or
 /// unchanged: when its spec has a value, or it is no YAML mapping (the user's to correct).
 pub fn with_spec(text: &str, spec: &Json) -> String {
