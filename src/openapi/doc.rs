@@ -68,21 +68,59 @@ fn is_inert(markdown: &str) -> bool {
     if markdown.contains("[^") {
         return false;
     }
-    let mut parser = Parser::new_ext(markdown, rustdoc_options());
-    let inert = parser.by_ref().all(|event| match event {
-        Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => info.trim() == "text",
-        Event::Start(
-            Tag::CodeBlock(CodeBlockKind::Indented)
-            | Tag::BlockQuote(_)
-            | Tag::HtmlBlock
-            | Tag::FootnoteDefinition(_),
-        )
-        | Event::Html(_)
-        | Event::InlineHtml(_)
-        | Event::FootnoteReference(_) => false,
-        _ => true,
+    let mut parser = Parser::new_ext(markdown, rustdoc_options()).into_offset_iter();
+    let inert = parser.by_ref().all(|(event, range)| {
+        match event {
+            // Every line of a list item must be indented to where its text starts (clippy's
+            // `doc_lazy_continuation` flags a line that is not).
+            Event::Start(Tag::Item) => continuation_indented(markdown, range),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => info.trim() == "text",
+            Event::Start(
+                Tag::CodeBlock(CodeBlockKind::Indented)
+                | Tag::BlockQuote(_)
+                | Tag::HtmlBlock
+                | Tag::FootnoteDefinition(_),
+            )
+            | Event::Html(_)
+            | Event::InlineHtml(_)
+            | Event::FootnoteReference(_) => false,
+            _ => true,
+        }
     });
     inert && parser.reference_definitions().iter().next().is_none()
+}
+
+/// Whether the list item at `item` (a byte range of `markdown`, from its marker) is one clippy
+/// has nothing to say about: it has text, and every line after its first is blank, indented to
+/// exactly where its text starts (`doc_lazy_continuation` flags less, `doc_overindented_list_items`
+/// more), or is in a list nested in it (which its own item checks) or in a fence of it.
+fn continuation_indented(markdown: &str, item: std::ops::Range<usize>) -> bool {
+    let end = item.end.min(markdown.len());
+    let start = item.start.min(end);
+    let line_start = markdown[..start].rfind('\n').map_or(0, |i| i + 1);
+    let Some(marker) = one_list_marker(&markdown[start..end]) else {
+        return false;
+    };
+    let column = start - line_start + marker;
+    let first_line_end = markdown[start..end].find('\n').map_or(end, |i| start + i);
+    // A list may start on the item's first line (`1. - a`): its lines are its own items'.
+    let mut nested = list_marker(&markdown[start + marker..first_line_end]).is_some();
+    let mut fence = false;
+    markdown[first_line_end..end].lines().all(|line| {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if trimmed.is_empty() || fence {
+            fence &= !(trimmed.starts_with("```") || trimmed.starts_with("~~~"));
+            return true;
+        }
+        if indent >= column && list_marker(trimmed).is_some() {
+            nested = true;
+            return true;
+        }
+        nested &= indent > column;
+        fence = indent == column && (trimmed.starts_with("```") || trimmed.starts_with("~~~"));
+        indent == column || nested
+    })
 }
 
 /// `text` as one ```` ```text ```` block, its fence longer than any run of backticks in it.
@@ -241,15 +279,33 @@ fn closes(line: &str, fence: Fence) -> bool {
     line.len() - trimmed.len() < 4 && count >= fence.count && trimmed[count..].trim().is_empty()
 }
 
-/// The width of a list item's marker with its space (`- ` 2, `10. ` 4), if the line starts one.
+/// Where the text of a list item starts, from the start of `trimmed`, if the line starts one:
+/// after its marker and the spaces that follow (`- ` 2, `10.  x` 5), and after the markers of
+/// lists that start on the same line (`1. - x` 5).
 fn list_marker(trimmed: &str) -> Option<usize> {
-    if ["- ", "* ", "+ "].iter().any(|m| trimmed.starts_with(m)) {
-        return Some(2);
+    let mut column = 0;
+    while let Some(width) = one_list_marker(&trimmed[column..]) {
+        column += width;
     }
-    let digits = trimmed.chars().take_while(char::is_ascii_digit).count();
-    let rest = &trimmed[digits..];
-    ((1..=9).contains(&digits) && (rest.starts_with(". ") || rest.starts_with(") ")))
-        .then_some(digits + 2)
+    (column > 0).then_some(column)
+}
+
+/// The width of one list marker at the start of `text` with the spaces after it: one to four
+/// (more make an indented block in the item, which starts after one).
+fn one_list_marker(text: &str) -> Option<usize> {
+    let marker = if text.starts_with(['-', '*', '+']) {
+        1
+    } else {
+        let digits = text.chars().take_while(char::is_ascii_digit).count();
+        let rest = &text[digits..];
+        ((1..=9).contains(&digits) && rest.starts_with(['.', ')'])).then_some(digits + 1)?
+    };
+    let spaces = text[marker..].chars().take_while(|c| *c == ' ').count();
+    match spaces {
+        0 => None,
+        1..=4 if marker + spaces < text.len() => Some(marker + spaces),
+        _ => Some(marker + 1),
+    }
 }
 
 #[cfg(test)]
@@ -271,6 +327,19 @@ mod tests {
         assert_eq!(
             doc("1. one\ngoes on\n10. ten\ngoes on"),
             "/// 1. one\n///    goes on\n/// 10. ten\n///     goes on\n"
+        );
+    }
+
+    #[test]
+    fn list_items_that_open_lists() {
+        assert_eq!(
+            doc("10) - [ ] task\n===\nmore"),
+            "/// 10) - [ ] task\n///       ===\n///       more\n"
+        );
+        assert_eq!(doc("-   wide\nnext"), "/// -   wide\n///     next\n");
+        assert_eq!(
+            doc("- a\n  - b\n    more of b\n\n  more of a"),
+            "/// - a\n///   - b\n///     more of b\n///\n///   more of a\n"
         );
     }
 

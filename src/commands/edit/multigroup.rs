@@ -13,7 +13,7 @@ use super::paths::{self, Modules, Move};
 use super::{rust_files, walk};
 use crate::commands::{controllers, layout};
 use crate::names::Group;
-use crate::names::ident::Site;
+use crate::names::ident::{self, Site};
 use crate::project::{self, Project, Resource};
 use crate::scaffold::{Owner, Plan, markers, rustfmt};
 use crate::vars::{
@@ -90,6 +90,24 @@ fn check_one_group(old: &Project) -> Result<()> {
             project::FILE,
             own_groups.into_iter().collect::<Vec<_>>().join(", ")
         );
+    }
+    // A built-in kind's group as PROJECT records it (its short group: `core`, `apps`) becomes a
+    // module too: a hand-edited one must be able to.
+    for r in old.resources.iter().filter(|r| r.core) {
+        let module = Site::Module.stem(&r.group);
+        let unusable = module.is_empty()
+            || module.starts_with(|c: char| c.is_ascii_digit())
+            || ident::is_keyword(&module);
+        if unusable {
+            bail!(
+                "cannot move to the multigroup layout: the group {:?} of {} in {} would name the \
+                 module src/*/{module}, which cannot be a Rust module; correct the group in {}",
+                r.group,
+                r.kind,
+                project::FILE,
+                project::FILE
+            );
+        }
     }
     if let Some(group) = own_groups.first() {
         Group::parse(group, &old.domain)?
