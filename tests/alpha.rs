@@ -858,3 +858,46 @@ fn every_command_that_writes_project_records_its_release() {
         assert!(project.contains(&this), "{command}: {project}");
     }
 }
+
+/// Found by tests/fuzz_go_projects.rs: a Go kind that Rust cannot name as it is (`Option`, a
+/// prelude type) is refused on one line (the replayed command's own), with nothing written; a Go
+/// sample that is no YAML is not carried over, and says so.
+#[test]
+fn migrate_refusals_are_one_line_and_broken_samples_stay_behind() {
+    let (tmp, dir) = folder("out");
+    let go = tmp.path().join("go");
+    std::fs::create_dir_all(go.join("config/samples")).unwrap();
+    let project = |kind: &str| {
+        format!(
+            "domain: example.com\nlayout:\n- go.kubebuilder.io/v4\nprojectName: fuzz\nrepo: example.com/fuzz\nresources:\n- api:\n    crdVersion: v1\n    namespaced: true\n  controller: true\n  domain: example.com\n  group: crew\n  kind: {kind}\n  path: example.com/fuzz/api/v1\n  version: v1\nversion: \"3\"\n"
+        )
+    };
+    std::fs::write(go.join("PROJECT"), project("Option")).unwrap();
+    let arg = go.display().to_string();
+    assert_refused(
+        &dir,
+        &["alpha", "migrate", "--from", &arg, "--make=false"],
+        &["--kind", "Option"],
+    );
+    std::fs::write(go.join("PROJECT"), project("Captain")).unwrap();
+    std::fs::create_dir_all(go.join("config/crd/bases")).unwrap();
+    std::fs::write(
+        go.join("config/crd/bases/crew.example.com_captains.yaml"),
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: captains.crew.example.com\nspec:\n  group: crew.example.com\n  names: {kind: Captain, plural: captains, singular: captain, listKind: CaptainList}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec: {type: object, required: [ship], properties: {ship: {type: string}}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        go.join("config/samples/crew_v1_captain.yaml"),
+        "kind: Captain\nspec: [unclosed\n",
+    )
+    .unwrap();
+    let out = run_ok(&dir, &["alpha", "migrate", "--from", &arg, "--make=false"]);
+    assert!(
+        out.contains("not carried over, it is no YAML object"),
+        "{out}"
+    );
+    let sample = std::fs::read_to_string(dir.join("config/samples/crew_v1_captain.yaml")).unwrap();
+    assert!(!sample.contains("unclosed"), "{sample}");
+    // The scaffold's sample, with the required field the translated spec has.
+    assert!(sample.contains("spec:\n  ship: ship\n"), "{sample}");
+}

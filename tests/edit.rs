@@ -486,3 +486,174 @@ fn multigroup_moves_a_project_with_an_external_kind() {
         "{controllers}"
     );
 }
+
+/// Kinds named like their group (the project's own `Ship` in `ship`, another project's `Kafka`
+/// in `kafka.hostile.io`), kinds named like keywords and prelude types, and a project of
+/// external kinds only, two of them `Mirror` and `MirrorMaker` in one group: the move neither
+/// panics nor takes operator-rs's own files for the user's; a module named like the module it
+/// is in is declared with clippy's module_inception allowed.
+#[test]
+fn multigroup_with_kinds_named_like_their_group_or_like_keywords() {
+    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile/hostile-crds.yaml");
+    let external = |dir: &Path, group: &str, domain: &str, kind: &str| {
+        let path = dir.join("crds/hostile.yaml");
+        std::fs::create_dir_all(dir.join("crds")).unwrap();
+        std::fs::copy(&crds, &path).unwrap();
+        run_ok(
+            dir,
+            &[
+                "create",
+                "api",
+                "--group",
+                group,
+                "--external-api-domain",
+                domain,
+                "--version",
+                "v1",
+                "--kind",
+                kind,
+                "--resource=false",
+                "--controller",
+                "--external-api-path",
+                "crds/hostile.yaml",
+                "--make=false",
+            ],
+        );
+    };
+    let (_tmp, dir) = folder("fleet");
+    run_ok(
+        &dir,
+        &["init", "--domain", "example.com", "--license", "none"],
+    );
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Ship",
+            "--make=false",
+        ],
+    );
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "V1",
+            "--make=false",
+        ],
+    );
+    for kind in ["Self", "Box", "crate", "Option"] {
+        external(&dir, "hostile", "io", kind);
+    }
+    external(&dir, "kafka", "hostile.io", "Kafka");
+    let controllers = std::fs::read_to_string(dir.join("src/controller/mod.rs")).unwrap();
+    for module in [
+        "self_kind",
+        "box_kind",
+        "crate_kind",
+        "option_kind",
+        "kafka",
+        "ship",
+        "v1",
+    ] {
+        assert!(
+            controllers.contains(&format!("pub mod {module};")),
+            "{controllers}"
+        );
+    }
+    run_ok(&dir, &["edit", "--multigroup"]);
+    support::assert_tree_parses(&dir);
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+    let inception = "#[allow(clippy::module_inception)] // named like the module it is in\n";
+    assert!(read("src/controller/ship/mod.rs").contains(&format!("{inception}pub mod ship;")));
+    assert!(read("src/controller/kafka/mod.rs").contains(&format!("{inception}pub mod kafka;")));
+    assert!(read("src/api/ship/v1/mod.rs").contains(&format!("{inception}pub mod v1;")));
+    assert!(dir.join("src/controller/hostile/self_kind.rs").exists());
+
+    // External kinds only.
+    let (_tmp, dir) = folder("mirrors");
+    run_ok(
+        &dir,
+        &["init", "--domain", "example.com", "--license", "none"],
+    );
+    std::fs::create_dir_all(dir.join("crds")).unwrap();
+    let mirrors = ["Mirror", "MirrorMaker"].map(|kind| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {p}.mirror.io\nspec:\n  group: mirror.io\n  scope: Namespaced\n  names: {{kind: {kind}, plural: {p}}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {{type: object, properties: {{spec: {{type: object}}}}}}\n",
+            p = format!("{}s", kind.to_lowercase())
+        )
+    });
+    std::fs::write(dir.join("crds/mirror.yaml"), mirrors.join("---\n")).unwrap();
+    for kind in ["Mirror", "MirrorMaker"] {
+        run_ok(
+            &dir,
+            &[
+                "create",
+                "api",
+                "--group",
+                "mirror",
+                "--external-api-domain",
+                "io",
+                "--version",
+                "v1",
+                "--kind",
+                kind,
+                "--resource=false",
+                "--controller",
+                "--external-api-path",
+                "crds/mirror.yaml",
+                "--make=false",
+            ],
+        );
+    }
+    run_ok(&dir, &["edit", "--multigroup"]);
+    support::assert_tree_parses(&dir);
+    assert!(dir.join("src/controller/mirror/mirror.rs").exists());
+    assert!(dir.join("src/controller/mirror/mirror_maker.rs").exists());
+}
+
+/// Found by tests/fuzz_project_files.rs: a built-in kind's group edited in PROJECT to what no
+/// module can be named was moved into `pub mod 4;`.
+#[test]
+fn multigroup_refuses_a_group_that_cannot_name_a_module() {
+    let (_tmp, dir) = folder("fleet");
+    run_ok(&dir, &["init", "--domain", "example.com"]);
+    run_ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+            "--controller",
+            "--make=false",
+        ],
+    );
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    std::fs::write(
+        dir.join("PROJECT"),
+        project.replace("group: apps", "group: \"4\""),
+    )
+    .unwrap();
+    assert_refused(
+        &dir,
+        &["edit", "--multigroup"],
+        &["\"4\"", "cannot be a Rust module"],
+    );
+}
