@@ -539,7 +539,7 @@ fn error_source(error: &Error) -> String {
 #[cfg(test)]
 mod against_the_api_server {
     // Types named by their modules: a kind of the project may have any of their names.
-    use operator_rs_runtime::testing;
+    use operator_rs_testing::fake;
 
     use super::*;
 
@@ -553,15 +553,15 @@ mod against_the_api_server {
     /// A fake API server with what `make install` and `make deploy` install (the CRDs and
     /// webhooks of `crate::manifests()`), the pods of Deployments made available at once, and
     /// `sample` created as `kubectl apply` would, or the API server's refusal.
-    async fn cluster_with(sample: &str) -> (testing::fake::FakeApiServer, Result<kube::api::DynamicObject, kube::Error>) {
-        let fake = testing::fake::FakeApiServer::new();
+    async fn cluster_with(sample: &str) -> (fake::FakeApiServer, Result<kube::api::DynamicObject, kube::Error>) {
+        let fake = fake::FakeApiServer::new();
         fake.install(crate::manifests()).simulate_deployments(true);
         let created = fake.create_yaml::<{{ kind }}>(Some("default"), sample).await;
         (fake, created)
     }
 
     /// `reconcile` of the sample as stored now, by a client with `identity`'s permissions.
-    async fn reconcile_sample(fake: &testing::fake::FakeApiServer, identity: testing::fake::Identity) -> Result<Action, Error> {
+    async fn reconcile_sample(fake: &fake::FakeApiServer, identity: fake::Identity) -> Result<Action, Error> {
         let object = fake.get::<{{ kind }}>(Some("default"), NAME).unwrap();
         let ctx = Context::new(fake.client_as(identity), CONTROLLER_NAME, DEFAULT_IMAGE.to_owned());
         reconcile(Arc::new(object), Arc::new(ctx)).await
@@ -569,8 +569,8 @@ mod against_the_api_server {
 
     /// What the manager runs with in a cluster: the controller's own `rbac_rules()` (and the
     /// manager's leader election Role), nothing more.
-    fn controller_identity() -> testing::fake::Identity {
-        testing::fake::Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER)
+    fn controller_identity() -> fake::Identity {
+        fake::Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER)
     }
 
     /// The sample is accepted, and reconciled with the controller's own permissions: a
@@ -622,7 +622,7 @@ mod against_the_api_server {
             .into_iter()
             .filter(|rule| rule.resources != Some(vec!["deployments".to_owned()]))
             .collect();
-        let identity = testing::fake::Identity::service_account("{{ project_name }}-system", "controller-manager")
+        let identity = fake::Identity::service_account("{{ project_name }}-system", "controller-manager")
             .with_cluster_rules(without_deployments);
         let error = reconcile_sample(&fake, identity).await.unwrap_err();
         assert!(matches!(error, Error::ApplyDeployment { .. }), "{error:?}");
@@ -641,7 +641,7 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
     use kube::{Client, CustomResourceExt as _};
     use operator_rs_runtime::controller::owner_reference;
-    use operator_rs_runtime::testing::{
+    use operator_rs_testing::{
         ApiServer, Method, StatusCode, fake, reconcile_with, wait_until,
     };
     use serde_json::Value;
