@@ -6,6 +6,9 @@
 //!   answers them, with no cluster, for tests of one reconciliation;
 //! - [`fake`]: a stateful in-memory API server for tests that run whole controllers, as strict as
 //!   a real one (CRD schemas, CEL rules, RBAC, admission and conversion webhooks);
+//! - `envtest` (cargo feature `envtest`): a real etcd and kube-apiserver from the binaries of
+//!   `KUBEBUILDER_ASSETS`, as controller-runtime's envtest, and [`cluster::TestCluster`], one
+//!   test body against either the fake or envtest;
 //! - [`webhook`]: AdmissionReviews and ConversionReviews as the API server sends them, for the
 //!   tests of a project's webhooks;
 //! - [`e2e`]: what the generated end-to-end suite (`make test-e2e`) shares: cluster set-up,
@@ -48,7 +51,10 @@
 //! For tests that run whole controllers rather than one reconciliation, [`fake`] is a stateful
 //! in-memory API server that answers every request as a cluster would.
 
+pub mod cluster;
 pub mod e2e;
+#[cfg(feature = "envtest")]
+pub mod envtest;
 pub mod fake;
 pub mod webhook;
 

@@ -394,6 +394,53 @@ async fn rotates_the_ca_keeping_the_old_one_trusted_until_the_new_one_is_everywh
     assert!(fake.denials().is_empty(), "{:?}", fake.denials());
 }
 
+/// While a new CA waits to be trusted, the serving certificate of the old one is already in
+/// its rotation window: the next pass is due when the trust delay is over, not at once. (It
+/// was due at once, and `run` made 521 passes in 10 s on a real API server, each reading the
+/// Secret and the three targets.)
+#[tokio::test]
+async fn a_new_ca_waiting_for_trust_does_not_make_passes_back_to_back() {
+    let fake = cluster();
+    let clock = ManualClock::new();
+    let certs = replica(&fake, &clock);
+    // Hour 60: the CA enters its rotation window, and the serving certificate of hour 40
+    // (renewed 10 hours before it expires at hour 70) is in its own.
+    let mut pass = certs.reconcile().await.unwrap();
+    for _ in 0..3 {
+        clock.advance(20 * HOUR + Duration::from_secs(1));
+        pass = certs.reconcile().await.unwrap();
+    }
+    assert_eq!(stored(&fake).ca_certificates().len(), 2, "a new CA waits");
+    assert_eq!(pass.next_pass, clock.now() + Settings::DEFAULT_TRUST_DELAY);
+    clock.advance(Duration::from_secs(4));
+    let pass = certs.reconcile().await.unwrap();
+    assert!(!pass.wrote);
+    assert_eq!(
+        pass.next_pass,
+        clock.now() + Settings::DEFAULT_TRUST_DELAY - Duration::from_secs(4),
+        "the trust delay counts from when every caBundle carried the CA"
+    );
+
+    // `run` on the clock of that moment, for a second and a half of real time: its first
+    // pass, and one for the watches' initial lists, then nothing until the trust comes.
+    fake.clear_requests();
+    let shutdown = CancellationToken::new();
+    let running = tokio::spawn(certs.run(shutdown.clone()));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    shutdown.cancel();
+    running.await.unwrap();
+    let secret_reads = fake
+        .requests()
+        .iter()
+        .filter(|r| r.verb == Verb::Get && r.resource == "secrets")
+        .count();
+    assert!(
+        (1..=3).contains(&secret_reads),
+        "{secret_reads} passes in 1.5 s: {:#?}",
+        fake.requests()
+    );
+}
+
 /// Replicas that start together all find no Secret and all create one: the API server keeps the
 /// first, the others re-read it and serve it.
 async fn replicas_converge(replicas: usize) {

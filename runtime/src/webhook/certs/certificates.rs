@@ -24,6 +24,11 @@ use super::{CertsError, Clock, Settings, SystemClock, inject, plan, secret};
 /// How long a pass waits after a failure before it tries again.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
 
+/// The shortest time between the starts of two passes of [`SelfSignedCertificates::run`]:
+/// whatever the certificates' dates or the watches say, a replica reads the Secret and its
+/// targets at most twice a second.
+const MIN_PASS_INTERVAL: Duration = Duration::from_millis(500);
+
 /// The manager's own webhook certificates: see [the module](super).
 pub struct SelfSignedCertificates {
     client: Client,
@@ -137,11 +142,12 @@ impl SelfSignedCertificates {
         }
         let mut next_pass = plan.next_check.min(now + settings.resync_interval);
         if plan.waiting_for_trust {
+            let trusted_at = self.trusted_at().unwrap_or(now + settings.trust_delay);
             tracing::info!(
                 "a new webhook CA waits until every caBundle has carried it for {:?}",
                 settings.trust_delay
             );
-            next_pass = next_pass.min(now + settings.trust_delay);
+            next_pass = next_pass.min(trusted_at.max(now));
         }
         Ok(Pass {
             wrote: stored.wrote,
@@ -160,6 +166,16 @@ impl SelfSignedCertificates {
         let (ca, since) = since.as_ref()?;
         let waited = now.duration_since(*since).unwrap_or_default();
         (waited >= self.settings.trust_delay).then(|| ca.clone())
+    }
+
+    /// When the CA that every `caBundle` carries will have been there for the trust delay.
+    fn trusted_at(&self) -> Option<SystemTime> {
+        let since = self
+            .trusted_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (_, since) = since.as_ref()?;
+        Some(*since + self.settings.trust_delay)
     }
 
     /// Records that every `caBundle` carries `ca` at `now` (or, with `None`, that this is not
@@ -183,6 +199,7 @@ impl SelfSignedCertificates {
     pub async fn run(self, shutdown: CancellationToken) {
         let mut changes = pin!(self.changes());
         let mut next_pass = self.clock.now();
+        let mut last_start: Option<tokio::time::Instant> = None;
         loop {
             let wait = next_pass
                 .duration_since(self.clock.now())
@@ -198,6 +215,13 @@ impl SelfSignedCertificates {
                     while let Some(Some(_)) = changes.next().now_or_never() {}
                 }
             }
+            if let Some(last_start) = last_start {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep_until(last_start + MIN_PASS_INTERVAL) => {}
+                }
+            }
+            last_start = Some(tokio::time::Instant::now());
             next_pass = match self.reconcile().await {
                 Ok(pass) => pass.next_pass,
                 Err(error) => {

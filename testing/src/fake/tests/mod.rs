@@ -1,6 +1,8 @@
 //! Tests of the fake API server through kube's client, the way controllers use it.
 
 mod apply;
+#[cfg(feature = "envtest")]
+mod conformance;
 mod objects;
 mod verdicts;
 mod watch;
