@@ -14,7 +14,7 @@ use crate::cli::{GenerateBundleArgs, KustomizeManifestsArgs};
 use crate::olm::base::{self, Fields};
 use crate::olm::bundle::{self, BUNDLE_DIR, DOCKERFILE};
 use crate::olm::csv::{Icon, InstallModeType, Maintainer, Provider};
-use crate::olm::metadata::Channels;
+use crate::olm::metadata::{Builder, Channels};
 use crate::olm::yaml;
 use crate::project::Project;
 use crate::scaffold::table::DirTable;
@@ -87,6 +87,27 @@ fn verb(action: crate::scaffold::Action) -> &'static str {
     }
 }
 
+/// What the CSV base takes from PROJECT: the name, and what decides the default install modes.
+fn olm_project(project: &Project) -> base::Project {
+    let converts = project
+        .resources
+        .iter()
+        .any(|r| r.webhooks.as_ref().is_some_and(|w| w.conversion));
+    base::Project {
+        name: project.project_name.clone(),
+        namespaced: project.namespaced,
+        converts,
+    }
+}
+
+/// operator-rs as the bundles it builds name it (operator-sdk names itself there).
+fn builder() -> Builder {
+    Builder {
+        name: format!("operator-rs-v{}", env!("CARGO_PKG_VERSION")),
+        project_layout: crate::project::LAYOUT.to_owned(),
+    }
+}
+
 /// Everything `generate kustomize manifests` writes: the CSV base (read back and updated when it
 /// exists), and the kustomizations of config/manifests and config/scorecard when missing.
 pub fn plan_kustomize_manifests(project: &Project, dir: &Path, fields: &Fields) -> Result<Plan> {
@@ -94,8 +115,8 @@ pub fn plan_kustomize_manifests(project: &Project, dir: &Path, fields: &Fields) 
     let mut plan = Plan::new(dir, false);
     let path = base_path(project);
     let existing = plan.read(&path)?;
-    let csv =
-        base::update(project, existing.as_deref(), &crds, fields).with_context(|| path.clone())?;
+    let csv = base::update(&olm_project(project), existing.as_deref(), &crds, fields)
+        .with_context(|| path.clone())?;
     plan.write(&path, csv.to_yaml())?;
 
     let samples = plan.read(SAMPLES_KUSTOMIZATION)?.is_some();
@@ -353,6 +374,7 @@ pub fn bundle_options(args: &GenerateBundleArgs, project: &Project) -> Result<bu
             .filter(|a| !a.is_empty())
             .collect(),
         use_image_digests: args.use_image_digests,
+        builder: builder(),
     })
 }
 
@@ -423,4 +445,21 @@ fn render_manifests(dir: &Path) -> Result<String> {
         );
     }
     String::from_utf8(output.stdout).context("kubectl kustomize wrote something that is not UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::olm::bundle::OLM_WEBHOOK_CERT_DIR;
+
+    /// The folder OLM mounts its certificate in is the one `create webhook` points the manager
+    /// at; were they to drift apart, the manager would find no certificate under OLM.
+    #[test]
+    fn the_manager_reads_the_certificate_where_olm_mounts_it() {
+        let patch =
+            include_str!("../../templates/webhook/config/default/manager_webhook_patch.yaml");
+        assert!(
+            patch.contains(&format!("--webhook-cert-path={OLM_WEBHOOK_CERT_DIR}")),
+            "{patch}"
+        );
+    }
 }

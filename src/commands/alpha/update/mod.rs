@@ -6,8 +6,8 @@
 //! - the upgrade: the project as the new operator-rs scaffolds it from the same PROJECT.
 //!
 //! By default the result is committed on a new git branch ([`branches`]); with
-//! `--in-place` it is written into the folder. The runtime crate (`operator-rs-runtime/`) is
-//! operator-rs's, not the user's: it is replaced whole. PROJECT keeps the user's records and gets
+//! `--in-place` it is written into the folder. The vendored crates (`operator-rs-runtime/`,
+//! `operator-rs-testing/`) are operator-rs's, not the user's: they are replaced whole. PROJECT keeps the user's records and gets
 //! the new `cliVersion`.
 
 use std::collections::BTreeMap;
@@ -188,8 +188,8 @@ pub(super) fn changes(
         };
         out.insert(path, change);
     }
-    // The runtime crate becomes the new release's, whole: its files written, files of the old
-    // one that it lacks deleted.
+    // The vendored crates become the new release's, whole: their files written, files of the old
+    // ones that they lack deleted.
     for (path, text) in scaffolds
         .upgrade
         .iter()
@@ -228,7 +228,7 @@ pub(super) fn plan(dir: &Path, changes: &BTreeMap<String, Change>) -> Result<Pla
     Ok(plan)
 }
 
-/// The files of a tree but the runtime crate's, which the merge leaves alone.
+/// The files of a tree but the vendored crates', which the merge leaves alone.
 fn without_owned(files: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     files
         .iter()
