@@ -167,10 +167,18 @@ pub enum AlphaCommand {
     /// Bring the project onto this operator-rs's scaffold: a three-way merge of the scaffold the
     /// project started from, your tree and the new scaffold; the runtime crate is replaced.
     #[command(after_help = "Examples:
-  # A project made by operator-rs 0.1.0, with that release's binary at hand
+  # A project made by operator-rs 0.1.0, with that release's binary at hand: one commit on
+  # the branch operator-rs-update-from-0.1.0-to-<this release>
   git commit -am 'before the update'
   operator-rs alpha update --from-binary ~/.local/operator-rs-0.1.0/bin/operator-rs
-  git diff        # review; resolve any CONFLICT the command listed
+  git show        # review; resolve any CONFLICT the command listed
+
+  # Keep the history (ancestor, your project, upgrade, merge) instead of one commit
+  operator-rs alpha update --from-version 0.1.0 --show-commits
+
+  # What kubebuilder's auto-update workflow runs: commit conflicts with their markers, keep the
+  # workflows as they are, push the branch and open an issue to review it
+  operator-rs alpha update --force --push --restore-path .github/workflows --open-gh-issue
 
   # See what would change
   operator-rs alpha update --from-binary /tmp/operator-rs-0.1.0 --dry-run")]
@@ -235,8 +243,9 @@ pub struct AlphaUpdateArgs {
     #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
     pub from_binary: Option<std::path::PathBuf>,
 
-    /// The release that made the project [default: cliVersion in PROJECT]. Without
-    /// --from-binary, `cargo install --locked operator-rs --version <VERSION>` builds it.
+    /// The release that made the project [default: cliVersion in PROJECT]; a leading v, as
+    /// kubebuilder writes its releases, is taken off. Without --from-binary, `cargo install
+    /// --locked operator-rs --version <VERSION>` builds it.
     #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
     pub from_version: Option<String>,
 
@@ -245,25 +254,59 @@ pub struct AlphaUpdateArgs {
     #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
     pub to_version: Option<String>,
 
+    /// The git branch that holds the project: the update is made from its last commit and the
+    /// output branch starts from it [default: the branch checked out; kubebuilder's is main].
+    #[arg(long, value_name = "BRANCH", allow_hyphen_values = true)]
+    pub from_branch: Option<String>,
+
     /// Commit the merge even where it conflicts (the files keep conflict markers and are
-    /// listed), update with uncommitted changes in the work tree, or when PROJECT says the
-    /// project is on the release already.
+    /// listed), or update with uncommitted changes in the work tree (which are left out).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub force: bool,
 
-    /// The branch the update is committed on [default: operator-rs-update-<from>-to-<to>];
-    /// it must not exist.
+    /// The branch the update is committed on [default:
+    /// operator-rs-update-from-<from>-to-<to>]; it must not exist.
     #[arg(long, value_name = "BRANCH", allow_hyphen_values = true)]
     pub output_branch: Option<String>,
 
-    /// One commit on the output branch instead of kubebuilder's history (ancestor, original,
-    /// upgrade and their merge).
+    /// Keep the history on the output branch (the ancestor, your project, the upgrade and their
+    /// merge) instead of one commit on the --from-branch, kubebuilder's default.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
-    pub squash: bool,
+    pub show_commits: bool,
+
+    /// One commit on the --from-branch: the default (--squash=false is --show-commits).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub squash: Option<bool>,
+
+    /// A path (file or folder) kept as the --from-branch has it, the update's changes under it
+    /// left out, e.g. .github/workflows (repeated for several; not with --show-commits).
+    #[arg(long, value_name = "PATH", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    pub restore_path: Vec<String>,
+
+    /// The commit message of an update without conflicts [default: chore(operator-rs): update
+    /// scaffold <from> -> <to>].
+    #[arg(long, value_name = "MESSAGE", allow_hyphen_values = true)]
+    pub merge_message: Option<String>,
+
+    /// The commit message of an update with conflicts (--force) [default: chore(operator-rs):
+    /// (:warning: manual conflict resolution required) update scaffold <from> -> <to>].
+    #[arg(long, value_name = "MESSAGE", allow_hyphen_values = true)]
+    pub conflict_message: Option<String>,
 
     /// `git push -u origin <output branch>` after the update.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub push: bool,
+
+    /// Open a GitHub issue with a link to compare the --from-branch and the output branch, and
+    /// a checklist, after the update (needs GitHub's `gh` CLI, logged in).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub open_gh_issue: bool,
+
+    /// A git setting for this run's git commands, key=value (repeated for several), on top of
+    /// merge.renameLimit=999999, diff.renameLimit=999999 and merge.conflictStyle=merge;
+    /// `disable` drops those three.
+    #[arg(long, value_name = "KEY=VALUE", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    pub git_config: Vec<String>,
 
     /// Merge into the files of the folder, with no git branches (works outside git too).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
