@@ -332,9 +332,15 @@ pub enum GenerateCommand {
   # What `make bundle` runs (after `operator-rs generate kustomize manifests --interactive=false`)
   kubectl kustomize config/manifests | operator-rs generate bundle --input - --version 0.0.1
 
+  # operator-sdk's `make bundle` line
+  kubectl kustomize config/manifests | operator-rs generate bundle -q --overwrite --version 0.0.1
+
   # The upgrade to 0.0.2, in two channels, replacing 0.0.1 and skipping anything older
   operator-rs generate bundle --version 0.0.2 --channels alpha,stable --default-channel stable \\
-      --replaces memcached-operator.v0.0.1 --skip-range '<0.0.2'")]
+      --replaces memcached-operator.v0.0.1 --skip-range '<0.0.2'
+
+  # From cluster-ready manifests on disk, into another folder
+  operator-rs generate bundle --input-dir deploy --version 0.0.1 --output-dir out/bundle")]
     Bundle(GenerateBundleArgs),
 
     /// Add bundles to a file-based catalog (catalog/<package>/index.yaml: olm.package,
@@ -447,6 +453,34 @@ pub struct KustomizeManifestsArgs {
     )]
     pub install_modes: Option<Vec<String>>,
 
+    /// The package name: the base is bases/<package>.clusterserviceversion.yaml [default: the
+    /// project name].
+    #[arg(long, allow_hyphen_values = true)]
+    pub package: Option<String>,
+
+    /// The folder the existing base is read from [default: --output-dir].
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub input_dir: Option<std::path::PathBuf>,
+
+    /// The folder the base and its kustomization are written to, inside the project.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "config/manifests",
+        allow_hyphen_values = true
+    )]
+    pub output_dir: std::path::PathBuf,
+
+    /// The folder of the CRDs the owned kinds' descriptions are read from: operator-rs reads the
+    /// API types' doc comments through the CRDs `make manifests` renders from them.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "config/crd/bases",
+        allow_hyphen_values = true
+    )]
+    pub apis_dir: std::path::PathBuf,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -457,9 +491,33 @@ pub struct KustomizeManifestsArgs {
 
 #[derive(Debug, Args)]
 pub struct GenerateBundleArgs {
-    /// The bundle's version (semver, e.g. 0.0.1): the CSV's spec.version and name.
+    /// The bundle's version (semver, e.g. 0.0.1): the CSV's spec.version and name [default: the
+    /// base's].
     #[arg(short, long, allow_hyphen_values = true)]
-    pub version: String,
+    pub version: Option<String>,
+
+    /// Write the bundle's manifests: the CSV, the CRDs and the other objects in
+    /// <output-dir>/manifests/ [default: both parts, when neither --manifests nor --metadata is
+    /// given].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub manifests: Option<bool>,
+
+    /// Write the bundle's metadata: <output-dir>/metadata/annotations.yaml and
+    /// bundle.Dockerfile.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub metadata: Option<bool>,
+
+    /// The bundle's folder, inside the project [default: bundle].
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub output_dir: Option<std::path::PathBuf>,
+
+    /// Write the manifests to stdout (YAML documents) instead of <output-dir>/manifests.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub stdout: bool,
+
+    /// Write the metadata even if the bundle has some already (--overwrite=false keeps it).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub overwrite: bool,
 
     /// Channels the bundle is published in (comma-separated).
     #[arg(
@@ -499,13 +557,41 @@ pub struct GenerateBundleArgs {
     /// Require every image of the CSV to be pinned by digest (name@sha256:…), as OLM's
     /// disconnected installs need. Offline, tags are not resolved: give IMG as name@sha256:…
     /// (docs/olm.md says how to find a digest).
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub use_image_digests: bool,
 
-    /// Kustomize's rendering of config/manifests: a file, or - for stdin [default: run
-    /// `kubectl kustomize config/manifests`].
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    /// Kustomize's rendering of config/manifests: a file, or - for stdin [default: stdin when it
+    /// is a pipe, else the output of `kubectl kustomize <kustomize-dir>`].
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true, conflicts_with_all = ["input_dir", "deploy_dir"])]
     pub input: Option<std::path::PathBuf>,
+
+    /// A folder of cluster-ready manifests to make the bundle from (every YAML document of its
+    /// files, recursively); the CSV base is the one in --kustomize-dir when they hold none.
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true, conflicts_with_all = ["deploy_dir", "crds_dir"])]
+    pub input_dir: Option<std::path::PathBuf>,
+
+    /// Like --input-dir (operator-sdk's older flag); with --crds-dir, the CRDs are that folder's.
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub deploy_dir: Option<std::path::PathBuf>,
+
+    /// The folder of the CRDs, with --deploy-dir.
+    #[arg(
+        long,
+        value_name = "DIR",
+        allow_hyphen_values = true,
+        requires = "deploy_dir"
+    )]
+    pub crds_dir: Option<std::path::PathBuf>,
+
+    /// The folder of the CSV base (bases/<package>.clusterserviceversion.yaml) and its
+    /// kustomization.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "config/manifests",
+        allow_hyphen_values = true
+    )]
+    pub kustomize_dir: std::path::PathBuf,
 
     /// Print nothing but errors.
     #[arg(short, long)]
