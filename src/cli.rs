@@ -718,6 +718,17 @@ pub struct CreateWebhookArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     pub webhook_certs: Option<WebhookCerts>,
 
+    /// Plugins (comma-separated): `go/v4` (this layout), and external plugins
+    /// (`<name>/<version>`, kubebuilder's protocol; docs/plugins.md), run after the webhook's
+    /// files are planned.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "PLUGIN",
+        allow_hyphen_values = true
+    )]
+    pub plugins: Vec<String>,
+
     #[command(flatten)]
     pub external: ExternalApiArgs,
 

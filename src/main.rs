@@ -7,8 +7,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind;
+use clap::{CommandFactory as _, FromArgMatches as _};
 
 use operator_rs::cli::{
     AlphaCommand, BundleCommand, Cli, Command, CreateCommand, GenerateCommand, KustomizeCommand,
@@ -17,7 +17,7 @@ use operator_rs::commands;
 use operator_rs::scaffold;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(err)
             if matches!(
@@ -45,6 +45,22 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The command line, with the flags of the external plugins it names (kubebuilder's protocol:
+/// they are asked for them before it is parsed).
+fn parse() -> Result<Cli, clap::Error> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let argv: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let command = match std::env::current_dir() {
+        Ok(cwd) => operator_rs::plugins::external::flags::augment(Cli::command(), &argv, &cwd),
+        Err(_) => Cli::command(),
+    };
+    let matches = command.try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
