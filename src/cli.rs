@@ -232,6 +232,10 @@ pub struct AlphaGenerateArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
     pub make: bool,
 
+    /// Go only (kubebuilder checks the Go version): accepted and ignored.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub skip_go_version_check: Option<bool>,
+
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -778,6 +782,11 @@ pub struct CreateApiArgs {
     /// Run `make manifests` afterwards to write the CRD and RBAC manifests.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
     pub make: bool,
+
+    /// kubebuilder's deploy-image `--manifests`: run `make manifests` afterwards (kubebuilder's
+    /// --make runs `make generate`, which Rust does not need); false skips it, as --make=false.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub manifests: bool,
 
     /// Name of the controller, to add another controller for a kind that has one (kubebuilder's
     /// --controller-name): a DNS-1123 label, its name in logs, metrics and Events.

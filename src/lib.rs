@@ -11,6 +11,7 @@ pub mod olm;
 pub mod openapi;
 pub mod plugins;
 pub mod project;
+pub mod refused_flags;
 pub mod runtime_crate;
 pub mod scaffold;
 pub mod stored_names;

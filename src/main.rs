@@ -55,6 +55,13 @@ fn parse() -> Result<Cli, clap::Error> {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    // kubebuilder's and operator-sdk's flags that operator-rs does not take, with the reason.
+    if let Some(refusal) = operator_rs::refused_flags::check(&argv) {
+        return Err(clap::Error::raw(
+            ErrorKind::UnknownArgument,
+            format!("{refusal}\n"),
+        ));
+    }
     let command = match std::env::current_dir() {
         Ok(cwd) => operator_rs::plugins::external::flags::augment(Cli::command(), &argv, &cwd),
         Err(_) => Cli::command(),

@@ -43,7 +43,7 @@ pub fn run(args: &CreateApiArgs, dir: &Path) -> Result<()> {
     if args.common.dry_run {
         return Ok(());
     }
-    if args.make && request.resource {
+    if args.make && args.manifests && request.resource {
         super::run_make_manifests(dir);
     }
     if !request.parts.is_empty() && request.controller {

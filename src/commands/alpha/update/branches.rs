@@ -60,6 +60,11 @@ pub fn run(args: &AlphaUpdateArgs, options: &Options, dir: &Path) -> Result<()> 
     let Some(versions) = Versions::of(args, &project)? else {
         return Ok(());
     };
+    // As kubebuilder: a project on the release has nothing to do, `gh` or not; otherwise its
+    // absence is refused before anything is made.
+    if args.open_gh_issue && !args.common.dry_run {
+        gh_issue::check_gh()?;
+    }
     let output = args
         .output_branch
         .clone()

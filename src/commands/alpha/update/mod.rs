@@ -34,9 +34,6 @@ use options::Options;
 
 pub fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
     let options = Options::of(args)?;
-    if args.open_gh_issue && !args.common.dry_run {
-        gh_issue::check_gh()?;
-    }
     if args.in_place {
         return in_place::run(args, &options, dir);
     }
