@@ -498,10 +498,19 @@ fn update_from_a_named_branch_opens_an_issue_with_gh() {
         "--open-gh-issue",
     ];
 
+    // A PATH with git and without gh.
+    let git_only = tmp.path().join("git-only");
+    std::fs::create_dir_all(&git_only).unwrap();
+    let git_path = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let git_path = String::from_utf8(git_path.stdout).unwrap();
+    std::os::unix::fs::symlink(git_path.trim(), git_only.join("git")).unwrap();
     let before = tree(&dir);
     let out = operator_rs(&dir)
         .args(update)
-        .env("PATH", tmp.path().join("no-such-folder"))
+        .env("PATH", &git_only)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
