@@ -40,8 +40,15 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            // `{:#}` joins the error chain with ": " on one line.
-            eprintln!("error: {err:#}");
+            // `{:#}` joins the error chain with ": " on one line; text an error quotes from a
+            // program it ran (kubectl's stderr) is joined too: an error is one line.
+            let text = format!("{err:#}");
+            let lines: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("error: {}", lines.join(" "));
             ExitCode::FAILURE
         }
     }
