@@ -54,27 +54,9 @@ pub fn run(args: &AlphaUpdateArgs, options: &Options, dir: &Path) -> Result<()> 
     // The user's project is the base's commit, checked out into a scratch folder.
     let scratch = tempfile::tempdir().context("creating a scratch folder")?;
     let original_dir = scratch.path().join("original");
-    std::fs::create_dir_all(&original_dir)?;
-    repo.check_out(&base.commit, &original_dir)?;
-    let project = crate::commands::load_project(&original_dir)?;
-    let Some(versions) = Versions::of(args, &project)? else {
+    let Some((project, versions, output)) = start(args, &repo, &base, &original_dir)? else {
         return Ok(());
     };
-    // As kubebuilder: a project on the release has nothing to do, `gh` or not; otherwise its
-    // absence is refused before anything is made.
-    if args.open_gh_issue && !args.common.dry_run {
-        gh_issue::check_gh()?;
-    }
-    let output = args
-        .output_branch
-        .clone()
-        .unwrap_or_else(|| versions.branch());
-    if repo.branch_exists(&output)? {
-        bail!(
-            "branch {output} exists already: delete it (git branch -D {output}) or pass \
-             --output-branch <new name>"
-        );
-    }
     let binaries = versions.binaries(args, dir)?;
     let scaffolds = Scaffolds::make(
         &project,
@@ -118,6 +100,38 @@ pub fn run(args: &AlphaUpdateArgs, options: &Options, dir: &Path) -> Result<()> 
         &report,
         dirty,
     )
+}
+
+/// The base's files in `original_dir`, and what they say: the project, the releases and the
+/// output branch; None when the project is on the release already.
+fn start(
+    args: &AlphaUpdateArgs,
+    repo: &Repo,
+    base: &Base,
+    original_dir: &Path,
+) -> Result<Option<(project::Project, Versions, String)>> {
+    std::fs::create_dir_all(original_dir)?;
+    repo.check_out(&base.commit, original_dir)?;
+    let project = crate::commands::load_project(original_dir)?;
+    let Some(versions) = Versions::of(args, &project)? else {
+        return Ok(None);
+    };
+    // As kubebuilder: a project on the release has nothing to do, `gh` or not; otherwise its
+    // absence is refused before anything is made.
+    if args.open_gh_issue && !args.common.dry_run {
+        gh_issue::check_gh()?;
+    }
+    let output = args
+        .output_branch
+        .clone()
+        .unwrap_or_else(|| versions.branch());
+    if repo.branch_exists(&output)? {
+        bail!(
+            "branch {output} exists already: delete it (git branch -D {output}) or pass \
+             --output-branch <new name>"
+        );
+    }
+    Ok(Some((project, versions, output)))
 }
 
 /// The base branch: `--from-branch`, or the branch checked out (HEAD's commit when detached).
