@@ -120,6 +120,21 @@ fn kubebuilders_sample_runs_in_the_init_chain() {
         ],
     );
 
+    // alpha generate does not run external plugins again, and says so.
+    let out = ok(
+        &dir,
+        &[
+            "alpha",
+            "generate",
+            "--output-dir",
+            "../regenerated",
+            "--make=false",
+        ],
+    );
+    assert!(
+        out.contains("the external plugin sampleexternalplugin/v1 of the layout was not run again"),
+        "{out}"
+    );
     // Run again with the same flag, it writes what is there: nothing changes.
     let before = tree(&dir);
     ok(
