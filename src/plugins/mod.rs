@@ -11,9 +11,13 @@
 //! through the types here and in [`crate::vars`], never through the commands' code, and the
 //! commands know no plugin by name: adding one is a module here and a line in [`ALL`].
 //! docs/plugins.md tells how to write one.
+//!
+//! External plugins ([`external`]), executables speaking kubebuilder's JSON protocol, are named
+//! by `--plugins <name>/<version>` too and run after these, with the command's plan.
 
 pub mod autoupdate;
 pub mod deploy_image;
+pub mod external;
 pub mod grafana;
 pub mod helm;
 
@@ -233,6 +237,8 @@ pub struct Selection {
     pub plugins: Vec<&'static dyn Plugin>,
     /// The keys that name the base layout (`go/v4` …): nothing to run, a note to print.
     pub layout: Vec<String>,
+    /// The external plugins named, in the order given: they run after the others.
+    pub external: Vec<external::Found>,
 }
 
 impl std::fmt::Debug for Selection {
@@ -241,6 +247,7 @@ impl std::fmt::Debug for Selection {
         f.debug_struct("Selection")
             .field("plugins", &keys)
             .field("layout", &self.layout)
+            .field("external", &self.external)
             .finish()
     }
 }
@@ -268,7 +275,8 @@ const LAYOUT_KEYS: &[&str] = &[
 const UNAVAILABLE: &[&str] = &["helm", "kustomize/v1", "declarative"];
 
 /// The plugins and layout keys that `keys` (the values of `--plugins`) name; `command` names the
-/// command in errors.
+/// command in errors. A key of no plugin of operator-rs's is looked for among the external
+/// plugins.
 pub fn select(keys: &[String], command: &str) -> Result<Selection, InvalidInput> {
     let mut selection = Selection::default();
     for key in keys {
@@ -279,11 +287,36 @@ pub fn select(keys: &[String], command: &str) -> Result<Selection, InvalidInput>
             if !selection.has(plugin) {
                 selection.plugins.push(plugin);
             }
+        } else if let Some(found) = find_external(key, command)? {
+            if !selection.external.contains(&found) {
+                selection.external.push(found);
+            }
         } else {
             return Err(InvalidInput::new("--plugins", key, unknown(key, command)));
         }
     }
     Ok(selection)
+}
+
+/// Whether `key` names a plugin of operator-rs's, the layout, or one operator-rs refuses: not an
+/// external plugin.
+pub fn is_builtin(key: &str) -> bool {
+    LAYOUT_KEYS.contains(&key)
+        || find(key).is_some()
+        || key.starts_with("go/v")
+        || key.starts_with("go.kubebuilder.io/")
+        || UNAVAILABLE
+            .iter()
+            .any(|name| key.starts_with(name) || key.split('.').next() == Some(*name))
+}
+
+/// The external plugin `key` names, for `command`: not for a key kubebuilder's refusals cover.
+fn find_external(key: &str, command: &str) -> Result<Option<external::Found>, InvalidInput> {
+    if is_builtin(key) {
+        return Ok(None);
+    }
+    external::discovery::find(key)
+        .map_err(|err| InvalidInput::new("--plugins", key, format!("{err:#} (for {command})")))
 }
 
 /// The plugin a key names (its record key, or one of its aliases).
@@ -311,7 +344,10 @@ fn unknown(key: &str, command: &str) -> String {
     {
         format!("is kubebuilder's {name} plugin, which operator-rs does not have; {available}")
     } else {
-        format!("unknown plugin; {available}")
+        let searched = external::discovery::root()
+            .map(|root| format!("; no external plugin {key} in {}", root.display()))
+            .unwrap_or_default();
+        format!("unknown plugin; {available}{searched}")
     }
 }
 

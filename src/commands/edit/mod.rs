@@ -133,6 +133,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
         part.render(&mut plan, &new, &vars)?;
         part.record(&mut new);
     }
+    super::plugin_chain::run(&selection.external, "edit", &mut plan, &mut new)?;
     plan.write(project::FILE, new.render_now())?;
     if new.namespaced && !old.namespaced {
         notes.push(
