@@ -125,7 +125,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
         }
     }
     if let Some(header) = &new_header {
-        license::rewrite_headers(&mut plan, &old_header, header)?;
+        license::rewrite_headers(&mut plan, &old_header, header, year)?;
     }
     // The plugins of the whole project, written or brought up to date for the project as edited.
     let vars = ProjectVars::new(&new, new_header.as_deref().unwrap_or(&old_header));
