@@ -393,7 +393,14 @@ mod tests {
             "// 2027, 2027-2030 (2027)\n"
         );
         // Part of a longer word: kept, as by kubebuilder's \bYEAR\b.
-        for kept in ["// YEARS", "// _YEAR", "// MYYEAR", "// YEAR2", "// yEAR", "// ÉYEAR"] {
+        for kept in [
+            "// YEARS",
+            "// _YEAR",
+            "// MYYEAR",
+            "// YEAR2",
+            "// yEAR",
+            "// ÉYEAR",
+        ] {
             assert_eq!(with_year(kept, 2026), kept);
         }
         assert_eq!(with_year("", 2026), "");
@@ -406,9 +413,18 @@ mod tests {
             strip_header("// Copyright 2024 Acme.\n// (c) 2025\nfn f() {}\n", header),
             Some("fn f() {}\n")
         );
-        assert_eq!(strip_header("// Copyright  Acme.\n// (c) 2025\n", header), None);
+        assert_eq!(
+            strip_header("// Copyright  Acme.\n// (c) 2025\n", header),
+            None
+        );
         assert_eq!(strip_header("// Copyright 2024 Acme.\n", header), None);
-        assert_eq!(strip_header("// Copyright 2024 Acme.\nrest", "// Copyright 2024 Acme.\n"), Some("rest"));
-        assert_eq!(strip_header("// Other.\n", "// Copyright 2024 Acme.\n"), None);
+        assert_eq!(
+            strip_header("// Copyright 2024 Acme.\nrest", "// Copyright 2024 Acme.\n"),
+            Some("rest")
+        );
+        assert_eq!(
+            strip_header("// Other.\n", "// Copyright 2024 Acme.\n"),
+            None
+        );
     }
 }

@@ -803,9 +803,13 @@ pub struct EditArgs {
     pub webhook_certs: Option<WebhookCerts>,
 
     /// Overwrite config/ files that cannot be edited in place (kubebuilder's --force rewrites
-    /// config/manager/manager.yaml).
+    /// config/manager/manager.yaml); with --plugins helm/v2-alpha, write the chart's files that
+    /// are yours again, but Chart.yaml (kubebuilder's helm plugin's --force).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub force: bool,
+
+    #[command(flatten)]
+    pub plugin_flags: crate::plugins::ProjectPluginArgs,
 
     #[command(flatten)]
     pub common: CommonArgs,

@@ -321,7 +321,10 @@ fn the_year_placeholder_of_a_license_file() {
     std::fs::write(&header, "/*\nCopyright YEAR The Kubernetes authors.\n*/\n").unwrap();
     run_ok(&dir, &["init", "--license-file", header.to_str().unwrap()]);
     let boilerplate = std::fs::read_to_string(dir.join("hack/boilerplate.rs.txt")).unwrap();
-    assert_eq!(boilerplate, "/*\nCopyright YEAR The Kubernetes authors.\n*/\n");
+    assert_eq!(
+        boilerplate,
+        "/*\nCopyright YEAR The Kubernetes authors.\n*/\n"
+    );
     let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
     assert!(
         lib.starts_with("/*\nCopyright 2026 The Kubernetes authors.\n*/\n\n"),
@@ -330,20 +333,39 @@ fn the_year_placeholder_of_a_license_file() {
 
     // A year later (2027-09-22), a new kind's files have that year.
     let out = support::operator_rs(&dir)
-        .args(["create", "api", "--group", "ship", "--version", "v1", "--kind", "Frigate"])
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+        ])
         .args(["--make=false"])
         .env("SOURCE_DATE_EPOCH", "1821000000")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let types = std::fs::read_to_string(dir.join("src/api/v1/frigate.rs")).unwrap();
-    assert!(types.starts_with("/*\nCopyright 2027 The Kubernetes authors.\n*/\n"), "{types}");
+    assert!(
+        types.starts_with("/*\nCopyright 2027 The Kubernetes authors.\n*/\n"),
+        "{types}"
+    );
 
     // Both years' files carry the header that edit replaces.
     run_ok(&dir, &["edit", "--license", "copyright", "--owner", "Acme"]);
     for path in ["src/lib.rs", "src/api/v1/frigate.rs"] {
         let text = std::fs::read_to_string(dir.join(path)).unwrap();
-        assert!(text.starts_with("// Copyright 2026 Acme.\n\n"), "{path}: {text}");
+        assert!(
+            text.starts_with("// Copyright 2026 Acme.\n\n"),
+            "{path}: {text}"
+        );
         assert!(!text.contains("Kubernetes authors"), "{path}");
     }
     // And a new file with YEAR: edit writes it with the year, the boilerplate with YEAR.
