@@ -809,10 +809,11 @@ pub struct EditArgs {
     pub force: bool,
 
     #[command(flatten)]
-    pub plugin_flags: crate::plugins::ProjectPluginArgs,
-
-    #[command(flatten)]
     pub common: CommonArgs,
+
+    /// The flags of the plugins of the whole project, last: each under its own heading.
+    #[command(flatten)]
+    pub plugin_flags: crate::plugins::ProjectPluginArgs,
 }
 
 /// Flags every scaffolding command takes.

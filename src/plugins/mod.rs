@@ -99,6 +99,12 @@ pub trait Plugin: Sync {
         Vec::new()
     }
 
+    /// The flags of `edit --plugins <key>` that do again what PROJECT records of its project
+    /// part (`alpha generate` and `alpha update` replay them): (flag, value).
+    fn replay_flags(&self, _project: &Project) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
     /// Whether its project part renders from what `make manifests` writes (the Helm chart is
     /// made from the CRDs and webhook manifests): `alpha generate` and `alpha update` replay it
     /// after `make manifests`, and not at all when they do not run it.

@@ -101,6 +101,20 @@ impl Plugin for Helm {
         true
     }
 
+    /// `--manifests` and `--output-dir` as PROJECT records them, where they are not the defaults.
+    fn replay_flags(&self, project: &Project) -> Vec<(&'static str, String)> {
+        let settings = Settings::recorded(project.plugins.get(PLUGIN_KEY)).unwrap_or_default();
+        let defaults = Settings::default();
+        let mut flags = Vec::new();
+        if !settings.renders_config() {
+            flags.push(("manifests", settings.manifests));
+        }
+        if settings.output != defaults.output {
+            flags.push(("output-dir", settings.output));
+        }
+        flags
+    }
+
     /// The user's files of the chart, and a `--manifests` file of the project's, which `alpha
     /// generate` keeps.
     fn input_files(&self, project: &Project) -> Vec<String> {
