@@ -59,29 +59,8 @@ pub fn build(rendered: &Rendered, chart: &str) -> Result<Chart> {
              chart is made around it"
         );
     };
-    let account = deployment
-        .get("spec")
-        .and_then(|s| s.get("template"))
-        .and_then(|t| t.get("spec"))
-        .and_then(|s| yaml::str_at(s, "serviceAccountName"))
-        .filter(|sa| {
-            objects
-                .iter()
-                .any(|o| kind_of(o) == "ServiceAccount" && name_of(o) == *sa)
-        });
-    let in_default = |kind: &str| rendered.default.iter().any(|o| kind_of(o) == kind);
-    let (ports, metrics, metrics_secure) = manager::servers(deployment);
-    let features = Features {
-        webhooks: rendered.default.iter().any(|o| {
-            kind_of(o).ends_with("WebhookConfiguration") || conversion_webhook(o).is_some()
-        }),
-        cert_manager: rendered.default.iter().any(is_cert_manager),
-        prometheus_by_default: in_default("ServiceMonitor"),
-        network_policy_by_default: in_default("NetworkPolicy"),
-        service_account: account.is_some(),
-        ports,
-        metrics_secure,
-    };
+    let account = service_account(&objects, deployment);
+    let features = features(rendered, deployment, account.is_some());
     let namespace = rendered.namespace.as_deref();
     let names = Names::new(&objects, chart, &rendered.name_prefix, namespace, account);
     let defaults = manager::defaults(deployment, &features, namespace);
@@ -115,12 +94,44 @@ pub fn build(rendered: &Rendered, chart: &str) -> Result<Chart> {
         };
         templates.push(Template { path, text });
     }
+    let metrics = manager::servers(deployment).1;
     Ok(Chart {
         templates,
         features,
         manager: defaults,
         metrics,
     })
+}
+
+/// The manager's ServiceAccount, if it is one of the objects.
+fn service_account<'a>(objects: &[&'a Value], deployment: &'a Value) -> Option<&'a str> {
+    deployment
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("spec"))
+        .and_then(|s| yaml::str_at(s, "serviceAccountName"))
+        .filter(|sa| {
+            objects
+                .iter()
+                .any(|o| kind_of(o) == "ServiceAccount" && name_of(o) == *sa)
+        })
+}
+
+/// What the project has: its kinds of objects in config/default, its manager's servers.
+fn features(rendered: &Rendered, deployment: &Value, service_account: bool) -> Features {
+    let in_default = |kind: &str| rendered.default.iter().any(|o| kind_of(o) == kind);
+    let (ports, _, metrics_secure) = manager::servers(deployment);
+    Features {
+        webhooks: rendered.default.iter().any(|o| {
+            kind_of(o).ends_with("WebhookConfiguration") || conversion_webhook(o).is_some()
+        }),
+        cert_manager: rendered.default.iter().any(is_cert_manager),
+        prometheus_by_default: in_default("ServiceMonitor"),
+        network_policy_by_default: in_default("NetworkPolicy"),
+        service_account,
+        ports,
+        metrics_secure,
+    }
 }
 
 /// The template of one object (without its area's switches).

@@ -96,11 +96,7 @@ pub fn service_account(doc: &mut Doc, value: &mut Value) {
     let Some(metadata) = value.get_mut("metadata").and_then(Value::as_mapping_mut) else {
         return;
     };
-    let helm = [
-        "helm.sh/chart",
-        "app.kubernetes.io/managed-by",
-        "app.kubernetes.io/instance",
-    ];
+    let helm = super::manager::HELM_LABELS;
     yaml::values_into(
         doc,
         metadata,

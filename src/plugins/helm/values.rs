@@ -104,24 +104,7 @@ pub fn blocks(features: &Features, manager: &Defaults, metrics: bool) -> Vec<Blo
             ),
         ],
     ));
-    blocks.push(simple(
-        "metrics",
-        "## Controller metrics endpoint.\n## Enable to expose /metrics endpoint\n##\nmetrics:\n",
-        vec![
-            Entry::new("enabled", format!("  enabled: {metrics}\n")),
-            Entry::required(
-                "port",
-                format!("  # Metrics server port\n  port: {}\n", features.ports.metrics),
-            ),
-            Entry::required(
-                "secure",
-                format!(
-                    "  # Enable secure metrics: HTTPS with certs/auth (true) or HTTP (false).\n  # Note: Metrics authn/authz needs ClusterRole access.\n  secure: {}\n",
-                    features.metrics_secure
-                ),
-            ),
-        ],
-    ));
+    blocks.push(metrics_block(features, metrics));
     if features.cert_manager {
         blocks.push(simple(
             "certManager",
@@ -130,17 +113,7 @@ pub fn blocks(features: &Features, manager: &Defaults, metrics: bool) -> Vec<Blo
         ));
     }
     if features.webhooks {
-        blocks.push(simple(
-            "webhook",
-            "## Webhook server configuration (off: ENABLE_WEBHOOKS=false, and CRDs without\n## conversion webhooks)\n##\nwebhook:\n",
-            vec![
-                Entry::new("enabled", "  enabled: true\n"),
-                Entry::required(
-                    "port",
-                    format!("  # Webhook server port\n  port: {}\n", features.ports.webhook),
-                ),
-            ],
-        ));
+        blocks.push(webhook_block(features));
     }
     blocks.push(simple(
         "prometheus",
@@ -167,6 +140,47 @@ fn simple(key: &'static str, head: &str, entries: Vec<Entry>) -> Block {
         head: head.to_string(),
         entries,
     }
+}
+
+fn metrics_block(features: &Features, metrics: bool) -> Block {
+    simple(
+        "metrics",
+        "## Controller metrics endpoint.\n## Enable to expose /metrics endpoint\n##\nmetrics:\n",
+        vec![
+            Entry::new("enabled", format!("  enabled: {metrics}\n")),
+            Entry::required(
+                "port",
+                format!(
+                    "  # Metrics server port\n  port: {}\n",
+                    features.ports.metrics
+                ),
+            ),
+            Entry::required(
+                "secure",
+                format!(
+                    "  # Enable secure metrics: HTTPS with certs/auth (true) or HTTP (false).\n  # Note: Metrics authn/authz needs ClusterRole access.\n  secure: {}\n",
+                    features.metrics_secure
+                ),
+            ),
+        ],
+    )
+}
+
+fn webhook_block(features: &Features) -> Block {
+    simple(
+        "webhook",
+        "## Webhook server configuration (off: ENABLE_WEBHOOKS=false, and CRDs without\n## conversion webhooks)\n##\nwebhook:\n",
+        vec![
+            Entry::new("enabled", "  enabled: true\n"),
+            Entry::required(
+                "port",
+                format!(
+                    "  # Webhook server port\n  port: {}\n",
+                    features.ports.webhook
+                ),
+            ),
+        ],
+    )
 }
 
 fn rbac_block() -> Block {

@@ -203,6 +203,13 @@ pub fn defaults(object: &Value, features: &Features, namespace: Option<&str>) ->
     }
 }
 
+/// Helm's labels, which `manager.labels` and `serviceAccount.labels` do not replace.
+pub const HELM_LABELS: [&str; 3] = [
+    "helm.sh/chart",
+    "app.kubernetes.io/managed-by",
+    "app.kubernetes.io/instance",
+];
+
 /// Turns the Deployment `value` (its strings prepared by [`Names::prepare`]) into the manager's
 /// template.
 pub fn template(
@@ -214,26 +221,11 @@ pub fn template(
     let Some(deployment) = value.as_mapping_mut() else {
         bail!("the manager Deployment is not a mapping");
     };
-    let helm_labels = [
-        "helm.sh/chart",
-        "app.kubernetes.io/managed-by",
-        "app.kubernetes.io/instance",
-    ];
     let metadata = yaml::mapping(deployment, "metadata");
-    yaml::values_into(
-        doc,
-        metadata,
-        "labels",
-        &[".Values.manager.labels"],
-        &helm_labels,
-    );
-    yaml::values_into(
-        doc,
-        metadata,
-        "annotations",
-        &[".Values.manager.annotations"],
-        &[],
-    );
+    let labels = [".Values.manager.labels"];
+    yaml::values_into(doc, metadata, "labels", &labels, &HELM_LABELS);
+    let annotations = [".Values.manager.annotations"];
+    yaml::values_into(doc, metadata, "annotations", &annotations, &[]);
 
     let Some(spec) = deployment.get_mut("spec").and_then(Value::as_mapping_mut) else {
         bail!("the manager Deployment has no spec");
@@ -257,6 +249,16 @@ pub fn template(
     let Some(pod) = template.get_mut("spec").and_then(Value::as_mapping_mut) else {
         bail!("the manager Deployment has no pod template");
     };
+    pod_template(doc, pod, features, names)
+}
+
+/// The pod's spec: its fields, ServiceAccount and volumes, and the manager container.
+fn pod_template(
+    doc: &mut Doc,
+    pod: &mut Mapping,
+    features: &Features,
+    names: &Names,
+) -> Result<()> {
     put_fields(doc, pod, Place::Pod);
     if names.service_account().is_some() {
         let name = names.service_account_name();
@@ -264,13 +266,8 @@ pub fn template(
         yaml::put_at(pod, "serviceAccountName", k, v);
     }
     let volumes = yaml::take(pod, "volumes");
-    let (k, v) = list(
-        doc,
-        "volumes",
-        volumes,
-        ".Values.manager.extraVolumes",
-        features,
-    );
+    let extra = ".Values.manager.extraVolumes";
+    let (k, v) = list(doc, "volumes", volumes, extra, features);
     yaml::put_at(pod, "volumes", k, v);
 
     let Some(containers) = pod.get_mut("containers").and_then(Value::as_sequence_mut) else {
@@ -286,13 +283,8 @@ pub fn template(
     container::template(doc, manager, features)?;
     put_fields(doc, manager, Place::Container);
     let mounts = yaml::take(manager, "volumeMounts");
-    let (k, v) = list(
-        doc,
-        "volumeMounts",
-        mounts,
-        ".Values.manager.extraVolumeMounts",
-        features,
-    );
+    let extra = ".Values.manager.extraVolumeMounts";
+    let (k, v) = list(doc, "volumeMounts", mounts, extra, features);
     yaml::put_at(manager, "volumeMounts", k, v);
     Ok(())
 }
