@@ -36,6 +36,9 @@
 //! For tests that run whole controllers rather than one reconciliation, [`fake`] is a stateful
 //! in-memory API server that answers every request as a cluster would.
 
+pub mod cluster;
+#[cfg(feature = "envtest")]
+pub mod envtest;
 pub mod fake;
 
 use std::time::Duration;
