@@ -104,7 +104,7 @@ impl Names {
 
     /// Every string of `value` made a template: a `{{` of the user's printed, not run; the
     /// namespace and the names of the objects replaced where they stand as whole names (`name`,
-    /// `name.namespace.svc`, `namespace/name`); `app.kubernetes.io/name: <chart>` the chart's
+    /// `name.namespace.svc`, `namespace/name`, `--flag=name`); `app.kubernetes.io/name: <chart>` the chart's
     /// name. `names`: whether to rename (not inside a CRD's schemas, which are the user's data).
     pub fn prepare(&self, value: &mut Value, doc: &mut Doc, names: bool) {
         match value {
@@ -148,9 +148,12 @@ impl Names {
     }
 }
 
-/// `s` with `name` replaced where it is delimited by the start or end, `.` or `/`.
+/// `s` with `name` replaced where it stands as a whole name: not within a longer one (a letter,
+/// digit, `-` or `_` on either side), as in `name`, `name.namespace.svc`, `namespace/name` or
+/// `--flag=name`.
 pub fn replace_name(s: &str, name: &str, with: &str) -> String {
-    let delimiter = |c: Option<char>| c.is_none_or(|c| c == '.' || c == '/');
+    let delimiter =
+        |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
     let mut out = String::new();
     let mut last = 0;
     for (at, _) in s.match_indices(name) {
@@ -200,6 +203,11 @@ mod tests {
         assert_eq!(replace_name("demo-system/cert", ns, "N"), "N/cert");
         assert_eq!(replace_name("x-demo-system", ns, "N"), "x-demo-system");
         assert_eq!(replace_name("demo-systems", ns, "N"), "demo-systems");
+        assert_eq!(
+            replace_name("--namespace=demo-system", ns, "N"),
+            "--namespace=N"
+        );
+        assert_eq!(replace_name("demo-system_x", ns, "N"), "demo-system_x");
     }
 
     #[test]
@@ -210,7 +218,8 @@ mod tests {
             "dns: memc-webhook-service.memc-system.svc\n\
              inject: memc-system/memc-serving-cert\n\
              other: memc-webhook-service-x\n\
-             text: see memc-serving-cert\n\
+             text: see memc-serving-certs\n\
+             arg: --webhook-service-name=memc-webhook-service\n\
              crd: memc-things.example.com\n\
              labels:\n  app.kubernetes.io/name: memc\n  app.kubernetes.io/part-of: memc\n",
         )
@@ -224,7 +233,13 @@ mod tests {
             "inject: {{ .Release.Namespace }}/{{ include \"memc.resourceName\" (dict \"suffix\" \"serving-cert\" \"context\" $) }}"
         ), "{text}");
         assert!(text.contains("other: memc-webhook-service-x"), "{text}");
-        assert!(text.contains("text: see memc-serving-cert"), "{text}");
+        assert!(text.contains("text: see memc-serving-certs"), "{text}");
+        assert!(
+            text.contains(
+                "arg: --webhook-service-name={{ include \"memc.resourceName\" (dict \"suffix\" \"webhook-service\" \"context\" $) }}"
+            ),
+            "{text}"
+        );
         assert!(text.contains("crd: memc-things.example.com"), "{text}");
         assert!(
             text.contains("app.kubernetes.io/name: {{ include \"memc.name\" $ }}"),

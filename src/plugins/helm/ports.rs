@@ -2,8 +2,8 @@
 //! them: `metrics.port` in the metrics Service (port and targetPort) and the metrics
 //! NetworkPolicy, `metrics.secure` in the Service's port name and the ServiceMonitor's scheme,
 //! token and TLS settings, `webhook.port` in the webhook Service's targetPort and the webhook
-//! NetworkPolicy. A port is templated where it is config/'s number for that server; any other
-//! stays as config/ has it.
+//! NetworkPolicy. A Service's port is templated where it is config/'s number for that server
+//! (any other stays as config/ has it); a NetworkPolicy's ports are the server's.
 
 use serde_yaml::{Mapping, Value};
 
@@ -55,7 +55,10 @@ pub fn template(doc: &mut Doc, value: &mut Value, server: Server, features: &Fea
             _ => &["port", "targetPort"],
         };
         for key in keys {
-            if is_number(port.get(*key)) {
+            // A NetworkPolicy's port is the pod's, the server's whatever config/ says (its
+            // webhook policy has the Service's 443): kubebuilder's chart sets it from the value.
+            let numeric = port.get(*key).is_some_and(Value::is_u64);
+            if is_number(port.get(*key)) || (!service && numeric) {
                 port.insert((*key).into(), Value::from(doc.inline(text)));
             }
         }
@@ -185,7 +188,7 @@ mod tests {
 
         let mut doc = Doc::default();
         let mut policy: Value = serde_yaml::from_str(
-            "spec:\n  ingress:\n  - ports:\n    - port: 9443\n      protocol: TCP\n",
+            "spec:\n  ingress:\n  - ports:\n    - port: 443\n      protocol: TCP\n",
         )
         .unwrap();
         template(&mut doc, &mut policy, Server::Webhook, &features());
