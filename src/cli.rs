@@ -952,12 +952,17 @@ pub struct EditArgs {
     pub webhook_certs: Option<WebhookCerts>,
 
     /// Overwrite config/ files that cannot be edited in place (kubebuilder's --force rewrites
-    /// config/manager/manager.yaml).
+    /// config/manager/manager.yaml); with --plugins helm/v2-alpha, write the chart's files that
+    /// are yours again, but Chart.yaml (kubebuilder's helm plugin's --force).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub force: bool,
 
     #[command(flatten)]
     pub common: CommonArgs,
+
+    /// The flags of the plugins of the whole project, last: each under its own heading.
+    #[command(flatten)]
+    pub plugin_flags: crate::plugins::ProjectPluginArgs,
 }
 
 /// Flags every scaffolding command takes.

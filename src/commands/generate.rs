@@ -29,8 +29,9 @@ pub const MANIFESTS_DIR: &str = "config/manifests";
 const CRD_DIR: &str = "config/crd/bases";
 const SAMPLES_KUSTOMIZATION: &str = "config/samples/kustomization.yaml";
 
-/// The scorecard-test image of operator-sdk's release that the scorecard configuration runs.
-const SCORECARD_VERSION: &str = "v1.42.0";
+/// The scorecard-test image of operator-sdk's release that the scorecard configuration runs:
+/// operator-sdk's newest (docs/olm.md names it; a test keeps the two the same).
+pub(crate) const SCORECARD_VERSION: &str = "v1.42.3";
 
 /// The kustomizations of the CSV base and of the scorecard tests: `templates/olm/`.
 pub(crate) static OLM_FILES: DirTable<OlmVars> = DirTable::new("olm");
@@ -407,5 +408,22 @@ mod tests {
             patch.contains(&format!("--webhook-cert-path={OLM_WEBHOOK_CERT_DIR}")),
             "{patch}"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SCORECARD_VERSION;
+
+    /// docs/olm.md names the image the scorecard configuration runs: the constant's.
+    #[test]
+    fn the_docs_name_the_scorecard_image() {
+        let docs = include_str!("../../docs/olm.md");
+        let named: Vec<&str> = docs
+            .split("scorecard-test:")
+            .skip(1)
+            .map(|rest| rest.split('`').next().unwrap_or_default())
+            .collect();
+        assert_eq!(named, [SCORECARD_VERSION]);
     }
 }

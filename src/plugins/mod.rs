@@ -103,6 +103,12 @@ pub trait Plugin: Sync {
         Vec::new()
     }
 
+    /// The flags of `edit --plugins <key>` that do again what PROJECT records of its project
+    /// part (`alpha generate` and `alpha update` replay them): (flag, value).
+    fn replay_flags(&self, _project: &Project) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
     /// Whether its project part renders from what `make manifests` writes (the Helm chart is
     /// made from the CRDs and webhook manifests): `alpha generate` and `alpha update` replay it
     /// after `make manifests`, and not at all when they do not run it.
@@ -115,6 +121,13 @@ pub trait Plugin: Sync {
 /// (`edit --plugins <key>`), it brings them up to date with the project and the user's
 /// configuration.
 pub trait ProjectPart: Sync {
+    /// Configure: its flags of `edit` (`args`), checked, into its record in `project`, which
+    /// [`ProjectPart::render`] then reads (so that a later run without them does the same).
+    /// Nothing by default.
+    fn configure(&self, _project: &mut Project, _args: &ProjectPluginArgs) -> Result<()> {
+        Ok(())
+    }
+
     /// Render: its files and edits, for the project as the command leaves it.
     fn render(&self, plan: &mut Plan, project: &Project, vars: &ProjectVars) -> Result<()>;
 
@@ -163,6 +176,23 @@ impl<'a> Gvk<'a> {
             version: version.as_str(),
             kind: kind.as_str(),
         }
+    }
+}
+
+/// The flags of the plugins of the whole project in `edit`, under their own `--help` headings.
+#[derive(Debug, Default, Args)]
+pub struct ProjectPluginArgs {
+    #[command(flatten)]
+    pub helm: helm::Flags,
+}
+
+impl ProjectPluginArgs {
+    /// Refuses the flags of a plugin that `selected` (the plugins `--plugins` names) lacks.
+    pub fn check(&self, selected: &[&dyn Plugin]) -> Result<()> {
+        if !selected.iter().any(|p| p.key() == helm::PLUGIN_KEY) {
+            helm::refuse_flags(&self.helm)?;
+        }
+        Ok(())
     }
 }
 
