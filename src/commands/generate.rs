@@ -396,6 +396,7 @@ fn prompt(question: &str, default: Option<&str>) -> Result<Option<String>> {
 
 #[cfg(test)]
 mod tests {
+    use super::SCORECARD_VERSION;
     use crate::olm::bundle::OLM_WEBHOOK_CERT_DIR;
 
     /// The folder OLM mounts its certificate in is the one `create webhook` points the manager
@@ -409,11 +410,6 @@ mod tests {
             "{patch}"
         );
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::SCORECARD_VERSION;
 
     /// docs/olm.md names the image the scorecard configuration runs: the constant's.
     #[test]
