@@ -900,6 +900,8 @@ mod tests {
             ("kube", "crate"),
             ("serde-json", "crate"),
             ("operator-rs-runtime", "crate"),
+            ("operator-rs-testing", "crate"),
+            ("kube-cel", "crate"),
             ("std", "crate"),
             ("yes", "YAML"),
             ("off", "YAML"),

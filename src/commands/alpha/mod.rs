@@ -9,7 +9,7 @@ pub mod migrate;
 mod release;
 mod replay;
 mod sample;
-mod tree;
+pub(crate) mod tree;
 pub mod update;
 
 use std::path::PathBuf;
