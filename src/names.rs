@@ -19,8 +19,8 @@ use std::borrow::Cow;
 use std::fmt;
 
 use ident::Site;
+use reserved::RUST_KEYWORDS;
 pub use reserved::reserved_module;
-use reserved::{RUST_KEYWORDS, is_crate_name};
 
 /// A rejected command-line value: which flag (or PROJECT key), what value, which rule it broke.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,16 +186,8 @@ impl ProjectName {
             ));
         }
         let crate_name = value.replace('-', "_");
-        if RUST_KEYWORDS.contains(&crate_name.as_str()) {
-            return Err(format!(
-                "its crate name {crate_name:?} is a Rust keyword, which cannot name a crate"
-            ));
-        }
-        if is_crate_name(&crate_name) {
-            return Err(format!(
-                "its crate name {crate_name:?} is the name of a crate that the generated project \
-                 uses, and the two would clash"
-            ));
+        if let Some(reason) = Site::Crate.unusable(&crate_name) {
+            return Err(format!("its crate name {crate_name:?} {reason}"));
         }
         if is_yaml_ambiguous(value) {
             return Err(YAML_WORD_RULE.into());

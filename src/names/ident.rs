@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use heck::{ToSnakeCase as _, ToUpperCamelCase as _};
 
-use super::reserved::{RESERVED_TYPES, RUST_KEYWORDS, reserved_module};
+use super::reserved::{RESERVED_TYPES, RUST_KEYWORDS, is_crate_name, reserved_module};
 
 /// Keywords that cannot be raw identifiers (`r#self` is refused by the compiler).
 const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
@@ -44,6 +44,9 @@ pub enum Site {
     /// A module, and so a file or folder name, snake_case: a kind's, a group's, a version's, a
     /// controller's.
     Module,
+    /// The project's crate: its package name (`--project-name`) with `-` as `_`, which the
+    /// generated binaries and tests `use` beside the crates it depends on.
+    Crate,
 }
 
 impl Site {
@@ -51,7 +54,7 @@ impl Site {
     /// starting with a digit or a keyword (a stem, not yet an identifier).
     pub fn stem(self, outside: &str) -> String {
         match self {
-            Site::Field | Site::Module => snake_stem(outside),
+            Site::Field | Site::Module | Site::Crate => snake_stem(outside),
             Site::Variant | Site::Type => pascal_stem(outside),
         }
     }
@@ -63,7 +66,7 @@ impl Site {
             return Some("is empty");
         }
         if name.starts_with(|c: char| c.is_ascii_digit()) {
-            return Some("starts with a digit, which no Rust identifier can");
+            return Some("cannot start with a digit: no Rust identifier can");
         }
         if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Some("has characters other than ASCII letters, digits and '_'");
@@ -80,6 +83,11 @@ impl Site {
             ),
             Site::Type => None,
             Site::Module => reserved_module(name),
+            Site::Crate if is_keyword(name) => Some("is a Rust keyword, which cannot name a crate"),
+            Site::Crate if is_crate_name(name) => Some(
+                "is the name of a crate that the generated project uses, and the two would clash",
+            ),
+            Site::Crate => None,
         }
     }
 
@@ -112,6 +120,8 @@ impl Site {
                     .expect("some number is free")
             }
             Site::Module => self.derive_module(outside, "module"),
+            // Derived as a module is: a name a module can take, a crate can too.
+            Site::Crate => Site::Module.derive_module(outside, "operator"),
         }
     }
 
