@@ -325,10 +325,13 @@ impl Rewriter<'_> {
                     if written.segments.is_empty() {
                         i += 1;
                     } else {
-                        // `$crate` and the like belong to macro definitions, not to the project.
+                        // A macro's metavariables (`$x::…`) are no paths; `$crate` is the crate
+                        // the macro is defined in: the library, in the library's files (outside
+                        // it, a test's or an example's own crate, which nothing moves in).
                         let after_dollar = i > 0
                             && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '$');
-                        if !after_dollar {
+                        let dollar_crate = written.segments[0].0 == "crate" && self.in_library;
+                        if !after_dollar || dollar_crate {
                             self.path(&written);
                         }
                         i = next;

@@ -424,3 +424,16 @@ fn a_module_named_like_its_group() {
         "use crate::controller::{self, ship::ship};\nuse crate::api::ship::v1::Ship;\n\nfn f() -> u8 {\n    ship::X + controller::ship::ship::X + crate::controller::ship::ship::X\n}\n"
     );
 }
+
+#[test]
+fn dollar_crate_in_a_macro_of_the_library() {
+    let text = "macro_rules! kind_of {\n    ($t:ident) => {\n        <$crate::api::v1::Captain as kube::Resource>::kind(&()) + $t::X\n    };\n}\n";
+    let out = ok("src/util.rs", text);
+    assert!(
+        out.contains("<$crate::api::crew::v1::Captain as kube::Resource>"),
+        "{out}"
+    );
+    assert!(out.contains("$t::X"), "{out}");
+    // In a test, `$crate` is the test's crate: nothing of ours.
+    assert_eq!(ok("tests/captain.rs", text), text);
+}
