@@ -658,6 +658,17 @@ fn update_refuses_a_checkout_that_untracked_files_would_block() {
     std::fs::write(dir.join("AGENTS.md/draft.md"), "draft\n").unwrap();
     assert_refused(&dir, &update, &["AGENTS.md/draft.md"]);
     std::fs::remove_dir_all(dir.join("AGENTS.md")).unwrap();
+    // From another branch: a file of the base that HEAD has not is in the way as well.
+    git(&dir, &["checkout", "--quiet", "-b", "feature"]);
+    std::fs::write(dir.join("notes.md"), "notes of the feature\n").unwrap();
+    commit_all(&dir, "notes on feature");
+    git(&dir, &["checkout", "--quiet", "main"]);
+    std::fs::write(dir.join("notes.md"), "my own notes\n").unwrap();
+    let mut from_feature = update.to_vec();
+    from_feature.extend(["--from-branch", "feature"]);
+    assert_refused(&dir, &from_feature, &["notes.md", "untracked"]);
+    assert_eq!(git(&dir, &["branch", "--list"]), "feature\n* main");
+    std::fs::remove_file(dir.join("notes.md")).unwrap();
 
     // Committed, it is merged like any file of the user's (here a conflict, committed with
     // --force), and the branch is checked out.
