@@ -700,6 +700,22 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
         };
         self.bind(&item.tree, &mut prefix);
     }
+
+    /// `extern crate fleet as f;` (and, in the library, `extern crate self as f;`): `f` names
+    /// the library's root, as `use fleet as f;` does.
+    fn visit_item_extern_crate(&mut self, item: &'ast syn::ItemExternCrate) {
+        let r = &mut *self.rewriter;
+        let Some((_, alias)) = &item.rename else {
+            return;
+        };
+        if item.ident == r.crate_name || (item.ident == "self" && r.in_library) {
+            let scope = r.scope.clone();
+            r.bindings
+                .entry(scope)
+                .or_default()
+                .insert(alias.to_string(), Vec::new());
+        }
+    }
 }
 
 impl Bindings<'_, '_> {

@@ -437,3 +437,16 @@ fn dollar_crate_in_a_macro_of_the_library() {
     // In a test, `$crate` is the test's crate: nothing of ours.
     assert_eq!(ok("tests/captain.rs", text), text);
 }
+
+#[test]
+fn crates_renamed_by_extern_crate() {
+    let text = "extern crate crew_operator as crew;\nfn f() { let _ = crew::api::v1::Captain::kind(&()); }\n";
+    let out = ok("tests/captain.rs", text);
+    assert!(out.contains("crew::api::crew::v1::Captain::kind"), "{out}");
+    let text = "extern crate self as root;\nfn f() { let _ = root::controller::captain::X; }\n";
+    let out = ok("src/util.rs", text);
+    assert!(out.contains("root::controller::crew::captain::X"), "{out}");
+    // Another crate of that alias is not ours.
+    let text = "extern crate other as crew;\nfn f() { let _ = crew::api::v1::X; }\n";
+    assert_eq!(ok("tests/captain.rs", text), text);
+}
