@@ -14,6 +14,7 @@ use crate::cli::{GenerateBundleArgs, KustomizeManifestsArgs};
 use crate::olm::base::{self, Fields};
 use crate::olm::bundle::{self, BUNDLE_DIR, DOCKERFILE};
 use crate::olm::csv::{Icon, InstallModeType, Maintainer, Provider};
+use crate::olm::files::{self, Root};
 use crate::olm::metadata::Channels;
 use crate::olm::yaml;
 use crate::project::Project;
@@ -136,14 +137,17 @@ fn read_crds(project: &Project, dir: &Path) -> Result<Vec<Value>> {
     if paths.is_empty() && has_kinds {
         bail!("{CRD_DIR} holds no CRDs: run `make manifests` first");
     }
+    // Only regular files, inside the project: a pipe named *.yaml there must not hang this.
+    let root = Root::new(dir, "project");
     let mut crds = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
         let name = format!(
             "{CRD_DIR}/{}",
             path.file_name().unwrap_or_default().to_string_lossy()
         );
+        let text = root
+            .read_text(&path)
+            .map_err(|err| anyhow::anyhow!("{name}: {err}"))?;
         crds.extend(
             yaml::objects(&text, &name)?
                 .into_iter()
@@ -250,7 +254,8 @@ fn icon(path: &Path) -> Result<Icon> {
             path.display()
         );
     };
-    let data = std::fs::read(path).with_context(|| format!("--icon {}", path.display()))?;
+    let data =
+        files::read_named(path).map_err(|e| anyhow::anyhow!("--icon {}: {e}", path.display()))?;
     Ok(Icon {
         base64data: base64::engine::general_purpose::STANDARD.encode(data),
         mediatype: mediatype.to_string(),
@@ -312,8 +317,18 @@ pub fn bundle(args: &GenerateBundleArgs, dir: &Path) -> Result<()> {
             (text, "stdin".to_string())
         }
         Some(path) => (
-            std::fs::read_to_string(dir.join(path))
-                .with_context(|| format!("--input {}", path.display()))?,
+            files::read_named_text(&dir.join(path)).map_err(|err| {
+                let pipe = matches!(
+                    err,
+                    files::Unreadable::Special(files::Special::NamedPipe, _)
+                );
+                let hint = if pipe {
+                    " (give a pipe's output on stdin: --input -)"
+                } else {
+                    ""
+                };
+                anyhow::anyhow!("--input {}: {err}{hint}", path.display())
+            })?,
             path.display().to_string(),
         ),
         None => (

@@ -280,7 +280,10 @@ fn check_metadata(crd: &Value, spec: &Internal, errors: &mut Errors) {
     }
     let file = errors.file.clone();
     let at = |field: &str| format!("{file}: metadata.{field}");
-    super::objects::check_labels_and_annotations(meta, &at, errors.report);
+    let [labels, annotations] = super::objects::typed_labels_and_annotations(meta);
+    let empty = serde_json::Map::new();
+    let fields = meta.as_object().unwrap_or(&empty);
+    super::objects::check_other_fields(fields, &labels, &annotations, &at, errors.report);
 }
 
 fn check_spec(spec: &Internal, crd: &Value, errors: &mut Errors) {
@@ -835,7 +838,7 @@ spec:
 ";
 
     fn problems(text: &str) -> Vec<String> {
-        let node = kyaml::first_document(text).unwrap().unwrap();
+        let node = kyaml::unmarshal(text).unwrap();
         let (value, errors) = typed::decode(&node, &typed::CRD);
         assert!(errors.is_empty(), "{errors:?}");
         let mut found: Vec<Problem> = Vec::new();

@@ -93,19 +93,25 @@ fn check_examples(csv: &Value, file: &str, report: &mut Report) {
         (None, Some(olm)) => olm,
     };
     let at = format!("{at_annotations}.alm-examples");
+    // The peer's validateJSON (any JSON value; nothing at all is allowed), then a decode into a
+    // list of objects, where `null` is no list and no error.
     let mut shown = BTreeSet::new();
-    if !examples.trim().is_empty() {
+    if !examples.is_empty() {
         let parsed: Value = match serde_json::from_str(examples) {
             Ok(parsed) => parsed,
             Err(err) => {
                 return report.error(at, format!("invalid example: not JSON: {err}"));
             }
         };
-        let Some(items) = parsed.as_array() else {
-            return report.error(
-                at,
-                "error decoding example CustomResource: not a JSON list of objects",
-            );
+        let items = match &parsed {
+            Value::Null => &Vec::new(),
+            Value::Array(items) => items,
+            _ => {
+                return report.error(
+                    at,
+                    "error decoding example CustomResource: not a JSON list of objects",
+                );
+            }
         };
         for (i, item) in items.iter().enumerate() {
             let kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -117,8 +123,12 @@ fn check_examples(csv: &Value, file: &str, report: &mut Report) {
                     ),
                 );
             }
-            let (group, version) =
-                group_version(item.get("apiVersion").and_then(Value::as_str).unwrap_or(""));
+            let api_version = item.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            // apimachinery's ParseGroupVersion: more than one slash is no group/version.
+            let (group, version) = match api_version.matches('/').count() {
+                0 | 1 => group_version(api_version),
+                _ => ("", ""),
+            };
             shown.insert((group.to_string(), version.to_string(), kind.to_string()));
         }
     }
