@@ -17,6 +17,7 @@
 //! in a file of several it is the rest of the buffer followed by the file from its start, which
 //! [`LoaderReads`] reproduces so that such files are judged as the peer judges them.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// Go's `bufio` default buffer size, which decides where a second read picks up.
@@ -41,12 +42,12 @@ pub type Chunk = Result<Option<Vec<u8>>, SeparatorError>;
 /// The first document of a file, as a fresh decoder reads it (operator-registry's
 /// `DecodeFile`, `GetMediaType`, the loader's search for the CSV).
 pub fn first_chunk(data: &[u8]) -> Chunk {
-    Decoder::new(data).read()
+    Decoder::new(data.into()).read()
 }
 
 /// Every document of a file, in order (a stream read to its end by one decoder).
 pub fn chunks(data: &[u8]) -> Result<Vec<Vec<u8>>, SeparatorError> {
-    let mut decoder = Decoder::new(data);
+    let mut decoder = Decoder::new(data.into());
     let mut out = Vec::new();
     while let Some(chunk) = decoder.read()? {
         out.push(chunk);
@@ -60,10 +61,16 @@ pub struct LoaderReads<'a> {
 }
 
 impl<'a> LoaderReads<'a> {
-    pub fn new(data: &'a [u8]) -> Self {
+    /// The reads of a file's bytes, borrowed or owned.
+    pub fn new(data: impl Into<Cow<'a, [u8]>>) -> Self {
         Self {
-            decoder: Decoder::new(data),
+            decoder: Decoder::new(data.into()),
         }
+    }
+
+    /// The file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.decoder.file
     }
 
     /// The document decoded as an untyped object.
@@ -81,7 +88,7 @@ impl<'a> LoaderReads<'a> {
 
 /// A `YAMLReader` over a `LineReader` over a `bufio.Reader` over the file.
 struct Decoder<'a> {
-    file: &'a [u8],
+    file: Cow<'a, [u8]>,
     file_offset: usize,
     buf: Vec<u8>,
     /// Read and write positions in `buf`, as bufio's `r` and `w`.
@@ -98,7 +105,7 @@ enum SliceEnd {
 }
 
 impl<'a> Decoder<'a> {
-    fn new(file: &'a [u8]) -> Self {
+    fn new(file: Cow<'a, [u8]>) -> Self {
         Self {
             file,
             file_offset: 0,
@@ -117,7 +124,8 @@ impl<'a> Decoder<'a> {
             self.w -= self.r;
             self.r = 0;
         }
-        let rest = &self.file[self.file_offset.min(self.file.len())..];
+        let offset = self.file_offset.min(self.file.len());
+        let rest = &self.file[offset..];
         let n = rest.len().min(BUFFER - self.w);
         if n == 0 {
             self.eof = true;
@@ -273,7 +281,7 @@ mod tests {
     #[test]
     fn the_typed_read_of_a_single_document_is_that_document_again() {
         let file = b"kind: A\nspec: {}\n";
-        let mut reads = LoaderReads::new(file);
+        let mut reads = LoaderReads::new(&file[..]);
         assert_eq!(text(reads.object()), Some("kind: A\nspec: {}\n".into()));
         assert_eq!(text(reads.typed()), Some("kind: A\nspec: {}\n".into()));
         // Without a final line end, and with leading separators.
@@ -291,7 +299,7 @@ mod tests {
         // In a larger one the buffer ends inside a line, which the rewound file completes.
         let mut file = b"kind: A\n---\n".to_vec();
         file.extend(format!("pad: {}\n", "x".repeat(5000)).bytes());
-        let mut reads = LoaderReads::new(&file);
+        let mut reads = LoaderReads::new(&file[..]);
         assert_eq!(text(reads.object()), Some("kind: A\n".into()));
         let typed = text(reads.typed()).unwrap();
         let cut = BUFFER - "kind: A\n---\n".len();

@@ -147,27 +147,8 @@ pub fn load(
     let mut csvs = 0;
     for (name, is_dir) in entries {
         let file = format!("{manifests}/{name}");
-        if is_dir {
-            report.error(
-                &file,
-                "bundle manifests dir contains directory: a bundle's manifests are files of one folder",
-            );
-            continue;
-        }
-        if name.starts_with('.') {
-            report.error(&file, "bundle manifests dir has hidden file");
-            continue;
-        }
-        let bytes = match root.read(&folder.join(&name)) {
-            Ok(bytes) => bytes,
-            Err(err) if err.is_refusal() => continue,
-            Err(err) => {
-                report.error(&file, format!("unable to load file: {err}"));
-                continue;
-            }
-        };
-        let mut reads = LoaderReads::new(&bytes);
-        let Some(object) = read_object(&mut reads, &bytes, &file, report) else {
+        let Some((object, mut reads)) = read_entry(root, &manifests, &name, is_dir, dir, report)
+        else {
             continue;
         };
         match object.kind.as_str() {
@@ -198,6 +179,42 @@ pub fn load(
     bundle
 }
 
+/// One entry of the manifests folder, read as an object (with the reader its typed read goes on
+/// with), or the loader's problem with it.
+fn read_entry(
+    root: &Root,
+    manifests: &str,
+    name: &str,
+    is_dir: bool,
+    dir: &Path,
+    report: &mut Report,
+) -> Option<(Object, LoaderReads<'static>)> {
+    let file = format!("{manifests}/{name}");
+    if is_dir {
+        report.error(
+            &file,
+            "bundle manifests dir contains directory: a bundle's manifests are files of one folder",
+        );
+        return None;
+    }
+    if name.starts_with('.') {
+        report.error(&file, "bundle manifests dir has hidden file");
+        return None;
+    }
+    let bytes = match root.read(&dir.join(manifests).join(name)) {
+        Ok(bytes) => bytes,
+        // Named by the `files` check.
+        Err(err) if err.is_refusal() => return None,
+        Err(err) => {
+            report.error(&file, format!("unable to load file: {err}"));
+            return None;
+        }
+    };
+    let mut reads = LoaderReads::new(bytes);
+    let object = read_object(&mut reads, &file, report)?;
+    Some((object, reads))
+}
+
 fn sorted_entries(folder: &Path) -> std::io::Result<Vec<(String, bool)>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(folder)? {
@@ -213,12 +230,7 @@ fn sorted_entries(folder: &Path) -> std::io::Result<Vec<(String, bool)>> {
 
 /// The file's first document as an untyped object with a kind (apimachinery's
 /// `Unstructured`), or the loader's error for it.
-fn read_object(
-    reads: &mut LoaderReads,
-    bytes: &[u8],
-    file: &str,
-    report: &mut Report,
-) -> Option<Object> {
+fn read_object(reads: &mut LoaderReads, file: &str, report: &mut Report) -> Option<Object> {
     let node = match reads
         .object()
         .map_err(|e| e.to_string())
@@ -230,7 +242,7 @@ fn read_object(
             return None;
         }
     };
-    let more = more_documents(bytes);
+    let more = more_documents(reads.bytes());
     if more > 0 {
         report.warn(
             file,
