@@ -105,7 +105,12 @@ pub fn check_other_fields(
     at: &dyn Fn(&str) -> String,
     report: &mut Report,
 ) {
-    if let Some(generation) = meta.get("generation").and_then(Value::as_i64)
+    // apimachinery's JSON reading makes an integral number an int64, whatever its spelling.
+    let generation = meta.get("generation").and_then(|g| {
+        g.as_i64()
+            .or_else(|| g.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
+    });
+    if let Some(generation) = generation
         && generation < 0
     {
         report.error(
