@@ -136,6 +136,24 @@ pub fn documents(text: &str) -> Result<Vec<Node>, YamlError> {
     parse(text, usize::MAX)
 }
 
+/// The text of a document's bytes as go-yaml decodes them: UTF-8, or UTF-16 when a byte-order
+/// mark says so (go-yaml's `yaml_parser_determine_encoding`).
+pub fn decode_text(bytes: &[u8]) -> Result<String, YamlError> {
+    let utf16 = |bytes: &[u8], unit: fn([u8; 2]) -> u16| {
+        let units: Vec<u16> = bytes
+            .chunks(2)
+            .map(|pair| unit([pair[0], *pair.get(1).unwrap_or(&0)]))
+            .collect();
+        String::from_utf16(&units).map_err(|_| YamlError("invalid UTF-16 surrogate pair".into()))
+    };
+    match bytes {
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, u16::from_le_bytes),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, u16::from_be_bytes),
+        _ => String::from_utf8(bytes.to_vec())
+            .map_err(|_| YamlError("invalid leading UTF-8 octet".into())),
+    }
+}
+
 /// What sigs.k8s.io/yaml's `Unmarshal` makes of a text: its first document (`Node::Null` when
 /// it holds none, as when it is only comments); what follows that document is not read.
 pub fn unmarshal(text: &str) -> Result<Node, YamlError> {
@@ -700,6 +718,21 @@ mod tests {
         let quoted = one("b: &b {x: 1}\nm:\n  \"<<\": *b\n");
         assert!(quoted.get("m").unwrap().get("<<").is_some());
         assert!(unmarshal("a: !!binary '%%'\n").is_err());
+    }
+
+    #[test]
+    fn utf_16_with_a_byte_order_mark_is_read() {
+        let le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("kind: A\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let be: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain("kind: A\n".encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        assert_eq!(decode_text(&le).unwrap(), "kind: A\n");
+        assert_eq!(decode_text(&be).unwrap(), "kind: A\n");
+        assert!(decode_text(b"kind: \xff\n").is_err());
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub fn first_document(root: &Root, path: &Path) -> Result<Node, String> {
     let chunk = yaml_stream::first_chunk(&bytes)
         .map_err(|e| e.to_string())?
         .ok_or("EOF")?;
-    let text = String::from_utf8(chunk).map_err(|_| "yaml: invalid leading UTF-8 octet")?;
+    let text = kyaml::decode_text(&chunk).map_err(|e| format!("yaml: {e}"))?;
     kyaml::unmarshal(&text).map_err(|e| e.to_string())
 }
 

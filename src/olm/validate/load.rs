@@ -286,8 +286,8 @@ fn read_object(reads: &mut LoaderReads, file: &str, report: &mut Report) -> Opti
 /// Go's `EOF`).
 fn unmarshal(chunk: Option<Vec<u8>>) -> Result<Node, String> {
     let chunk = chunk.ok_or("EOF")?;
-    let text = String::from_utf8(chunk)
-        .map_err(|_| "error converting YAML to JSON: yaml: invalid leading UTF-8 octet")?;
+    let text = kyaml::decode_text(&chunk)
+        .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))?;
     kyaml::unmarshal(&text).map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))
 }
 
