@@ -36,6 +36,9 @@
 //! For tests that run whole controllers rather than one reconciliation, [`fake`] is a stateful
 //! in-memory API server that answers every request as a cluster would.
 
+pub mod cluster;
+#[cfg(feature = "envtest")]
+pub mod envtest;
 pub mod fake;
 
 use std::time::Duration;
@@ -71,6 +74,24 @@ pub async fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut
             "timed out waiting until {what}"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits until the async `condition` holds, checking every 50 ms, and fails the test after
+/// `timeout` naming `what`: for tests whose checks are requests ([`cluster::TestCluster`] on
+/// envtest answers them only over the network).
+pub async fn eventually<F, Fut>(what: &str, timeout: Duration, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    while !condition().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -142,6 +142,22 @@ impl Identity {
         &self.groups
     }
 
+    /// The identity's rules by the namespace of their Role (`None`: a ClusterRole), in the
+    /// order they were added; none for [`Identity::admin`], whom no rule is needed for.
+    pub fn roles(&self) -> Vec<(Option<String>, Vec<PolicyRule>)> {
+        let mut roles: Vec<(Option<String>, Vec<PolicyRule>)> = Vec::new();
+        let Grants::Rules(rules) = &self.grants else {
+            return roles;
+        };
+        for (rule, namespace) in rules {
+            match roles.iter_mut().find(|(n, _)| n == namespace) {
+                Some((_, rules)) => rules.push(rule.clone()),
+                None => roles.push((namespace.clone(), vec![rule.clone()])),
+            }
+        }
+        roles
+    }
+
     /// Whether the identity's roles grant `request`.
     pub(super) fn allows(&self, request: &Attributes) -> bool {
         match &self.grants {
@@ -198,6 +214,64 @@ impl Attributes {
             self.resource_path(),
             self.verb
         )
+    }
+}
+
+/// The denial of a request to `user` that an API server refused, from its method and URL: what
+/// the fake would say of it, for a client of a real API server (envtest's).
+pub(crate) fn denial_of_request(
+    user: &str,
+    method: &http::Method,
+    uri: &http::Uri,
+) -> super::Denial {
+    let attributes = request_attributes(method, uri);
+    super::Denial {
+        user: user.to_owned(),
+        message: attributes.forbidden_message(user),
+        missing_rule: attributes.missing_rule(),
+    }
+}
+
+/// The RBAC attributes of a request, read from its URL alone: `/api/v1/…` or
+/// `/apis/<group>/<version>/…`, then `namespaces/<namespace>/` for a namespaced resource, the
+/// resource, the object's name and a subresource.
+fn request_attributes(method: &http::Method, uri: &http::Uri) -> Attributes {
+    let segments: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+    let (group, rest) = match segments.as_slice() {
+        ["api", _version, rest @ ..] => (String::new(), rest),
+        ["apis", group, _version, rest @ ..] => ((*group).to_owned(), rest),
+        _ => (String::new(), &[][..]),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", namespace, rest @ ..] if !rest.is_empty() => {
+            (Some((*namespace).to_owned()), rest)
+        }
+        rest => (None, rest),
+    };
+    let name = rest.get(1).map(|name| (*name).to_owned());
+    let watch = uri
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .any(|pair| pair == "watch=true" || pair == "watch=1");
+    let verb = match (method.as_str(), name.is_some()) {
+        ("GET", true) => "get",
+        ("GET", false) if watch => "watch",
+        ("GET", false) => "list",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        _ => "unknown",
+    };
+    Attributes {
+        verb,
+        group,
+        resource: rest.first().map(|r| (*r).to_owned()).unwrap_or_default(),
+        subresource: rest.get(2).map(|s| (*s).to_owned()),
+        namespace,
+        name,
     }
 }
 
