@@ -1350,7 +1350,8 @@ fn special_files_are_named_and_never_read() {
 
 /// The commands that read a project's manifests refuse a named pipe among them with one line,
 /// and change nothing: `generate bundle --input`, `generate kustomize manifests` (the CRDs of
-/// config/crd/bases) and `generate catalog` (the catalog it adds to).
+/// config/crd/bases), `generate catalog` (the catalog it adds to) and `generate bundle` again
+/// (the bundle it rewrites).
 #[cfg(unix)]
 #[test]
 fn pipes_among_the_inputs_are_refused() {
@@ -1399,13 +1400,29 @@ fn pipes_among_the_inputs_are_refused() {
             "--image",
             "example.com/b:v0.0.1",
         ],
-        "catalog/memcached-operator/index.yaml: a named pipe (FIFO)",
+        "catalog/memcached-operator/index.yaml is not a regular file (a named pipe, a socket or a device)",
     );
     fifo(&dir.join("config/crd/bases/extra.yaml"));
     refused(
         &dir,
         MANIFESTS_FLAGS,
         "config/crd/bases/extra.yaml: a named pipe (FIFO)",
+    );
+    std::fs::remove_file(dir.join("config/crd/bases/extra.yaml")).unwrap();
+    let input = render(&MEMCACHED, &dir);
+    std::fs::remove_file(dir.join("bundle/metadata/annotations.yaml")).unwrap();
+    fifo(&dir.join("bundle/metadata/annotations.yaml"));
+    refused(
+        &dir,
+        &[
+            "generate",
+            "bundle",
+            "--version",
+            "0.0.2",
+            "--input",
+            input.to_str().unwrap(),
+        ],
+        "bundle/metadata/annotations.yaml is not a regular file",
     );
 }
 

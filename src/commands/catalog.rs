@@ -9,7 +9,6 @@ use anyhow::{Result, bail};
 
 use crate::cli::GenerateCatalogArgs;
 use crate::olm::catalog::{self, Catalog};
-use crate::olm::files::Root;
 use crate::scaffold::table::DirTable;
 use crate::scaffold::{Owner, Plan};
 
@@ -72,13 +71,6 @@ pub fn plan(dir: &Path, bundles: &[PathBuf], images: &[String], output: &str) ->
         let index = match catalogs.iter().position(|(p, _)| *p == path) {
             Some(index) => index,
             None => {
-                // The catalog's own file, read as text only when it is a regular file in the
-                // project (a pipe there would hang the read).
-                if std::fs::symlink_metadata(dir.join(&path)).is_ok()
-                    && let Err(err) = Root::new(dir, "project").check(&dir.join(&path))
-                {
-                    bail!("{path}: {err}");
-                }
                 let existing = match plan.read(&path)? {
                     Some(text) => Catalog::parse(&text, &path)?,
                     None => Catalog::default(),
