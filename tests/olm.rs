@@ -1424,6 +1424,25 @@ fn pipes_among_the_inputs_are_refused() {
         ],
         "bundle/metadata/annotations.yaml is not a regular file",
     );
+    std::fs::remove_file(dir.join("bundle/metadata/annotations.yaml")).unwrap();
+    // A folder of manifests (operator-sdk's --input-dir, --deploy-dir): only its regular files.
+    std::fs::create_dir_all(dir.join("deploy")).unwrap();
+    std::fs::copy(&input, dir.join("deploy/all.yaml")).unwrap();
+    fifo(&dir.join("deploy/extra.yaml"));
+    let bundle_from =
+        |flag: &'static str| ["generate", "bundle", "--version", "0.0.2", flag, "deploy"];
+    refused(
+        &dir,
+        &bundle_from("--input-dir"),
+        "deploy/extra.yaml: a named pipe (FIFO), not a regular file",
+    );
+    std::fs::remove_file(dir.join("deploy/extra.yaml")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("deploy/extra.yaml")).unwrap();
+    refused(
+        &dir,
+        &bundle_from("--deploy-dir"),
+        "deploy/extra.yaml: a symbolic link out of the folder (to /dev/zero)",
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {
