@@ -133,67 +133,61 @@ impl Node {
 
 /// Every document of a YAML stream; documents that hold nothing are `Node::Null`.
 pub fn documents(text: &str) -> Result<Vec<Node>, YamlError> {
+    parse(text, usize::MAX)
+}
+
+/// The text of a document's bytes as go-yaml decodes them: UTF-8, or UTF-16 when a byte-order
+/// mark says so (go-yaml's `yaml_parser_determine_encoding`).
+pub fn decode_text(bytes: &[u8]) -> Result<String, YamlError> {
+    let utf16 = |bytes: &[u8], unit: fn([u8; 2]) -> u16| {
+        let units: Vec<u16> = bytes
+            .chunks(2)
+            .map(|pair| unit([pair[0], *pair.get(1).unwrap_or(&0)]))
+            .collect();
+        String::from_utf16(&units).map_err(|_| YamlError("invalid UTF-16 surrogate pair".into()))
+    };
+    match bytes {
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, u16::from_le_bytes),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, u16::from_be_bytes),
+        _ => String::from_utf8(bytes.to_vec())
+            .map_err(|_| YamlError("invalid leading UTF-8 octet".into())),
+    }
+}
+
+/// What sigs.k8s.io/yaml's `Unmarshal` makes of a text: its first document (`Node::Null` when
+/// it holds none, as when it is only comments); what follows that document is not read.
+pub fn unmarshal(text: &str) -> Result<Node, YamlError> {
+    Ok(parse(text, 1)?.into_iter().next().unwrap_or(Node::Null))
+}
+
+/// The first `limit` documents of a stream.
+fn parse(text: &str, limit: usize) -> Result<Vec<Node>, YamlError> {
     let mut options = Options::default();
     options.emit_comments = false;
     let mut builder = Builder::default();
     for event in Parser::new_from_str_with_options(text, options) {
         let (event, _span) = event.map_err(|e| YamlError(e.to_string()))?;
+        let ends_document = matches!(event, Event::DocumentEnd);
         builder.event(event)?;
+        if ends_document && builder.documents.len() >= limit {
+            break;
+        }
     }
     Ok(builder.documents)
 }
 
-/// The first document that holds something, as the Go decoders read a manifest file: they
-/// split the stream at `---` lines (apimachinery's YAMLReader), decode one document and ignore
-/// the rest, so a later document neither counts nor breaks the file.
-pub fn first_document(text: &str) -> Result<Option<Node>, YamlError> {
-    Ok(first_and_rest(text)?.0)
+/// A collection being built: its content, the anchor to record it under when it ends, and its
+/// size in go-yaml's decode steps so far.
+struct Open {
+    content: Content,
+    anchor: usize,
+    size: u64,
 }
 
-/// The first document that holds something, and how many more documents hold something.
-pub fn first_and_rest(text: &str) -> Result<(Option<Node>, usize), YamlError> {
-    let mut chunks = split(text)?.into_iter();
-    let mut first = None;
-    for chunk in chunks.by_ref() {
-        if let Some(node) = documents(chunk)?.into_iter().find(|d| !d.is_null()) {
-            first = Some(node);
-            break;
-        }
-    }
-    let more = chunks
-        .filter(|chunk| documents(chunk).is_ok_and(|docs| docs.iter().any(|d| !d.is_null())))
-        .count();
-    Ok((first, more))
-}
-
-/// A stream cut at its document separators: lines starting with `---` that hold nothing else
-/// but spaces or a comment (anything else there is an error, as in apimachinery).
-fn split(text: &str) -> Result<Vec<&str>, YamlError> {
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        if let Some(rest) = line.strip_prefix("---") {
-            let rest = rest.trim();
-            if !rest.is_empty() && !rest.starts_with('#') {
-                return Err(YamlError(format!(
-                    "invalid Yaml document separator: {rest}"
-                )));
-            }
-            chunks.push(&text[start..offset]);
-            start = offset + line.len();
-        }
-        offset += line.len();
-    }
-    chunks.push(&text[start..]);
-    Ok(chunks)
-}
-
-/// A collection being built, with the anchor to record it under when it ends.
-enum Open {
-    Seq(Vec<Node>, usize),
-    /// Entries so far, the key waiting for its value, and the anchor.
-    Map(Vec<(String, Node)>, Option<Key>, usize),
+enum Content {
+    Seq(Vec<Node>),
+    /// Entries so far, and the key waiting for its value.
+    Map(Vec<(String, Node)>, Option<Key>),
 }
 
 /// A mapping key before it becomes a string: merge keys are kept apart.
@@ -202,99 +196,152 @@ enum Key {
     Text(String),
 }
 
+/// The tag go-yaml v2 reads `!!merge` as.
+const MERGE_TAG: &str = "tag:yaml.org,2002:merge";
+
 #[derive(Default)]
 struct Builder {
     documents: Vec<Node>,
     stack: Vec<Open>,
-    anchors: HashMap<usize, Node>,
+    /// Anchored nodes, with their sizes in decode steps.
+    anchors: HashMap<usize, (Node, u64)>,
+    /// go-yaml v2's `decodeCount` and `aliasCount`: nodes decoded, and of those how many came
+    /// from expanding aliases.
+    decodes: u64,
+    aliased: u64,
 }
 
 impl Builder {
     fn event(&mut self, event: Event<'_>) -> Result<(), YamlError> {
         match event {
-            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => Ok(()),
             Event::DocumentStart(..) => {
                 self.anchors.clear();
-                Ok(())
+                self.count(1, 0)
             }
             Event::Alias(id) => {
-                let node = self
+                let size = self
                     .anchors
                     .get(&id)
-                    .cloned()
+                    .map(|(_, size)| *size)
                     .ok_or_else(|| YamlError("unknown anchor in an alias".into()))?;
-                self.push(node)
+                // Counted before the copy is made: an alias bomb fails here, small.
+                self.count(1 + size, size)?;
+                let node = self.anchors[&id].0.clone();
+                self.push(node, 1 + size)
             }
             Event::Scalar(value, style, anchor, tag) => {
                 let tag = tag.map(|t| format!("{}{}", t.handle(), t.suffix()));
-                let merge = style == ScalarStyle::Plain && tag.is_none() && value == "<<";
-                let node = resolve(&value, style, tag.as_deref())?;
-                if anchor != 0 {
-                    self.anchors.insert(anchor, node.clone());
-                }
+                // go-yaml v2's `isMerge`: `<<` plain and untagged (or `!`), or tagged `!!merge`.
+                let implicit =
+                    style == ScalarStyle::Plain && tag.as_deref().is_none_or(|t| t == "!");
+                let merge = value == "<<" && (implicit || tag.as_deref() == Some(MERGE_TAG));
                 if merge && self.awaits_key() {
                     return self.push_key(Key::Merge);
                 }
-                self.push(node)
-            }
-            Event::SequenceStart(_, anchor, _) => {
-                self.stack.push(Open::Seq(Vec::new(), anchor));
-                Ok(())
-            }
-            Event::MappingStart(_, anchor, _) => {
-                self.stack.push(Open::Map(Vec::new(), None, anchor));
-                Ok(())
-            }
-            Event::SequenceEnd | Event::MappingEnd => {
-                let (node, anchor) = match self.stack.pop() {
-                    Some(Open::Seq(items, anchor)) => (Node::Seq(items), anchor),
-                    Some(Open::Map(entries, _, anchor)) => (Node::Map(entries), anchor),
-                    None => return Err(YamlError("unbalanced collection".into())),
-                };
+                self.count(1, 0)?;
+                let node = resolve(&value, style, tag.as_deref())?;
                 if anchor != 0 {
-                    self.anchors.insert(anchor, node.clone());
+                    self.anchors.insert(anchor, (node.clone(), 1));
                 }
-                self.push(node)
+                self.push(node, 1)
+            }
+            Event::SequenceStart(_, anchor, _) => self.open(Content::Seq(Vec::new()), anchor),
+            Event::MappingStart(_, anchor, _) => self.open(Content::Map(Vec::new(), None), anchor),
+            Event::SequenceEnd | Event::MappingEnd => {
+                let open = self
+                    .stack
+                    .pop()
+                    .ok_or_else(|| YamlError("unbalanced collection".into()))?;
+                let node = match open.content {
+                    Content::Seq(items) => Node::Seq(items),
+                    Content::Map(entries, _) => Node::Map(entries),
+                };
+                if open.anchor != 0 {
+                    self.anchors.insert(open.anchor, (node.clone(), open.size));
+                }
+                self.push(node, open.size)
             }
             _ => Ok(()),
         }
     }
 
+    fn open(&mut self, content: Content, anchor: usize) -> Result<(), YamlError> {
+        self.count(1, 0)?;
+        self.stack.push(Open {
+            content,
+            anchor,
+            size: 1,
+        });
+        Ok(())
+    }
+
+    /// go-yaml v2's guard against alias bombs ("billion laughs"): past 100 aliased nodes and
+    /// 1,000 in all, the share of aliased ones may not pass [`allowed_alias_ratio`]. (The share
+    /// only grows while an alias is expanded, so checking after a whole expansion is checking
+    /// after each of its nodes, as go-yaml does.)
+    fn count(&mut self, nodes: u64, aliased: u64) -> Result<(), YamlError> {
+        self.decodes = self.decodes.saturating_add(nodes);
+        self.aliased = self.aliased.saturating_add(aliased);
+        if self.aliased > 100
+            && self.decodes > 1000
+            && self.aliased as f64 / self.decodes as f64 > allowed_alias_ratio(self.decodes)
+        {
+            return Err(YamlError("document contains excessive aliasing".into()));
+        }
+        Ok(())
+    }
+
     fn awaits_key(&self) -> bool {
-        matches!(self.stack.last(), Some(Open::Map(_, None, _)))
+        matches!(
+            self.stack.last(),
+            Some(Open {
+                content: Content::Map(_, None),
+                ..
+            })
+        )
     }
 
     fn push_key(&mut self, key: Key) -> Result<(), YamlError> {
-        if let Some(Open::Map(_, pending, _)) = self.stack.last_mut() {
+        if let Some(Open {
+            content: Content::Map(_, pending),
+            ..
+        }) = self.stack.last_mut()
+        {
             *pending = Some(key);
         }
         Ok(())
     }
 
-    /// Adds a finished node where it belongs: a document, a list item, a key or a value.
-    fn push(&mut self, node: Node) -> Result<(), YamlError> {
-        match self.stack.last_mut() {
-            None => {
-                self.documents.push(node);
-                Ok(())
-            }
-            Some(Open::Seq(items, _)) => {
-                items.push(node);
-                Ok(())
-            }
-            Some(Open::Map(_, None, _)) => {
-                let key = key_text(&node)?;
-                self.push_key(Key::Text(key))
-            }
-            Some(Open::Map(entries, pending @ Some(_), _)) => {
-                match pending.take() {
-                    Some(Key::Text(key)) => set(entries, key, node),
-                    Some(Key::Merge) => merge(entries, node)?,
-                    None => unreachable!("matched Some"),
-                }
-                Ok(())
-            }
+    /// Adds a finished node (of `size` decode steps) where it belongs: a document, a list item,
+    /// a key or a value.
+    fn push(&mut self, node: Node, size: u64) -> Result<(), YamlError> {
+        let Some(open) = self.stack.last_mut() else {
+            self.documents.push(node);
+            return Ok(());
+        };
+        open.size = open.size.saturating_add(size);
+        match &mut open.content {
+            Content::Seq(items) => items.push(node),
+            Content::Map(_, pending @ None) => *pending = Some(Key::Text(key_text(&node)?)),
+            Content::Map(entries, pending) => match pending.take() {
+                Some(Key::Text(key)) => set(entries, key, node),
+                Some(Key::Merge) => merge(entries, node)?,
+                None => unreachable!("matched Some"),
+            },
         }
+        Ok(())
+    }
+}
+
+/// go-yaml v2's `allowedAliasRatio`: 99% of a small document may come from aliases, 10% of a
+/// very large one, scaling between 400,000 and 4,000,000 decode steps.
+fn allowed_alias_ratio(decodes: u64) -> f64 {
+    const LOW: u64 = 400_000;
+    const HIGH: u64 = 4_000_000;
+    match decodes {
+        d if d <= LOW => 0.99,
+        d if d >= HIGH => 0.10,
+        d => 0.99 - 0.89 * ((d - LOW) as f64 / (HIGH - LOW) as f64),
     }
 }
 
@@ -340,6 +387,7 @@ fn key_text(key: &Node) -> Result<String, YamlError> {
     match key {
         Node::Str(s) => Ok(s.clone()),
         Node::Int(i) => Ok(i.to_string()),
+        Node::Uint(u) => Ok(u.to_string()),
         Node::Float(f) => Ok(go_float32_text(*f)),
         Node::Bool(b) => Ok(b.to_string()),
         other => Err(YamlError(format!(
@@ -355,13 +403,14 @@ const CORE: &str = "tag:yaml.org,2002:";
 /// v2 resolves them; an explicit core tag (`!!str`, `!!int` …) says what it must be.
 fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Node, YamlError> {
     let core = tag.and_then(|t| t.strip_prefix(CORE));
-    match (tag, core) {
-        // Local and unknown tags (`!foo`), `!!str` and `!!binary`: the text as it is.
-        (Some(_), None) | (_, Some("str" | "binary")) => return Ok(Node::Str(text.to_string())),
+    match core {
+        // The tags go-yaml resolves; any other (`!foo`, `!`, `!!merge`, `!!set` …) leaves the
+        // text as it is.
+        Some("null" | "bool" | "int" | "float" | "timestamp") => {}
+        Some("binary") => return binary(text),
+        _ if tag.is_some() => return Ok(Node::Str(text.to_string())),
+        _ if style != ScalarStyle::Plain => return Ok(Node::Str(text.to_string())),
         _ => {}
-    }
-    if style != ScalarStyle::Plain && core.is_none() {
-        return Ok(Node::Str(text.to_string()));
     }
     let resolved = resolve_plain(text);
     let Some(wanted) = core else {
@@ -390,6 +439,17 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Node, Ya
             }
         ))),
     }
+}
+
+/// `!!binary`: base64 (Go's standard encoding, which skips line breaks), decoded into the
+/// string Go makes of the bytes.
+fn binary(text: &str) -> Result<Node, YamlError> {
+    use base64::Engine as _;
+    let compact: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .map(|bytes| Node::Str(String::from_utf8_lossy(&bytes).into_owned()))
+        .map_err(|_| YamlError("!!binary value contains invalid base64 data".into()))
 }
 
 /// go-yaml v2's resolution of an untagged plain scalar.
@@ -555,7 +615,7 @@ mod tests {
     use super::*;
 
     fn one(text: &str) -> Node {
-        first_document(text).unwrap().unwrap()
+        unmarshal(text).unwrap()
     }
 
     #[test]
@@ -597,7 +657,7 @@ mod tests {
         // `y` is YAML 1.1's true: the key is "true".
         assert_eq!(doc.get("true"), Some(&Node::Str("t".into())));
         assert_eq!(doc.get("1.5"), Some(&Node::Str("f".into())));
-        assert!(first_document("? [a]\n: b\n").is_err());
+        assert!(unmarshal("? [a]\n: b\n").is_err());
     }
 
     #[test]
@@ -623,13 +683,69 @@ mod tests {
         assert_eq!(doc.get("a"), Some(&Node::Str("123".into())));
         assert_eq!(doc.get("b"), Some(&Node::Float(1.0)));
         assert_eq!(doc.get("c"), Some(&Node::Str("1".into())));
-        assert!(first_document("a: !!int abc\n").is_err());
+        assert!(unmarshal("a: !!int abc\n").is_err());
     }
 
     #[test]
-    fn the_first_document_with_content_is_read() {
-        let doc = one("---\n---\nkind: A\n---\nkind: B\n");
-        assert_eq!(doc.get("kind"), Some(&Node::Str("A".into())));
-        assert!(first_document("key: [unclosed\n").is_err());
+    fn the_first_document_is_read_and_only_it() {
+        assert_eq!(
+            one("---\nkind: A\n---\nkind: B\n").get("kind"),
+            Some(&Node::Str("A".into()))
+        );
+        // Comments alone, or an empty document first, are null, as sigs.k8s.io/yaml reads them.
+        assert_eq!(one("# nothing\n"), Node::Null);
+        assert_eq!(one("---\n---\nkind: A\n"), Node::Null);
+        // What follows the first document is not read.
+        assert_eq!(
+            one("kind: A\n---\n[unclosed\n").get("kind"),
+            Some(&Node::Str("A".into()))
+        );
+        assert!(unmarshal("key: [unclosed\n").is_err());
+    }
+
+    #[test]
+    fn merge_keys_may_be_tagged_and_other_tags_keep_the_text() {
+        let doc = one(
+            "b: &b {x: 1}\nm:\n  !!merge <<: *b\n  z: 2\nq: \"<<\"\nt: !!set abc\nu: !!binary aGk=\n",
+        );
+        let m = doc.get("m").unwrap();
+        assert_eq!(m.get("x"), Some(&Node::Int(1)));
+        assert_eq!(m.get("z"), Some(&Node::Int(2)));
+        assert_eq!(doc.get("q"), Some(&Node::Str("<<".into())));
+        assert_eq!(doc.get("t"), Some(&Node::Str("abc".into())));
+        assert_eq!(doc.get("u"), Some(&Node::Str("hi".into())));
+        // A quoted "<<" is a key like any other.
+        let quoted = one("b: &b {x: 1}\nm:\n  \"<<\": *b\n");
+        assert!(quoted.get("m").unwrap().get("<<").is_some());
+        assert!(unmarshal("a: !!binary '%%'\n").is_err());
+    }
+
+    #[test]
+    fn utf_16_with_a_byte_order_mark_is_read() {
+        let le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("kind: A\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let be: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain("kind: A\n".encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        assert_eq!(decode_text(&le).unwrap(), "kind: A\n");
+        assert_eq!(decode_text(&be).unwrap(), "kind: A\n");
+        assert!(decode_text(b"kind: \xff\n").is_err());
+    }
+
+    #[test]
+    fn alias_bombs_are_refused_as_go_yaml_refuses_them() {
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = format!("*a{}", i - 1);
+            bomb.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+        }
+        let err = unmarshal(&bomb).unwrap_err();
+        assert_eq!(err.to_string(), "document contains excessive aliasing");
+        // Ordinary reuse of anchors is fine.
+        let reuse = "base: &b {a: 1, b: 2}\nu: *b\nv: *b\nw: [*b, *b]\n";
+        assert_eq!(one(reuse).get("v"), one(reuse).get("base"));
     }
 }

@@ -290,9 +290,9 @@ fn meta(coerce: bool) -> Shape {
     ])
 }
 
-/// Any other Kubernetes object as operator-registry's content check reads it ("kubectl-able"):
-/// plain YAML to JSON, so a number where metadata has a string is an error (as the API server
-/// would refuse it), not coerced.
+/// Any other Kubernetes object's metadata as apimachinery's converter (`FromUnstructured`) reads
+/// it from the untyped object: JSON's types, so a number where metadata has a string does not
+/// convert (neither would the API server take it), nothing is coerced.
 pub fn object() -> Shape {
     fields(vec![
         ("apiVersion", string()),
@@ -433,10 +433,10 @@ pub static CRD: LazyLock<Shape> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kyaml::first_document;
+    use crate::kyaml::unmarshal;
 
     fn csv(text: &str) -> (Value, Vec<String>) {
-        let node = first_document(text).unwrap().unwrap();
+        let node = unmarshal(text).unwrap();
         let (value, errors) = decode(&node, &CSV);
         (value, errors.iter().map(ToString::to_string).collect())
     }

@@ -17,6 +17,7 @@ use serde_yaml::Value;
 use crate::cli::KustomizeManifestsArgs;
 use crate::olm::base::{self, Fields};
 use crate::olm::csv::{Icon, InstallModeType, Maintainer, Provider};
+use crate::olm::files::{self, Root};
 use crate::olm::metadata::Builder;
 use crate::olm::yaml;
 use crate::project::Project;
@@ -230,14 +231,17 @@ fn read_crds(project: &Project, dir: &Path, crd_dir: &str) -> Result<Vec<Value>>
              the types' source"
         );
     }
+    // Only regular files, inside the project: a pipe named *.yaml there must not hang this.
+    let root = Root::new(dir, "project");
     let mut crds = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
         let name = format!(
             "{crd_dir}/{}",
             path.file_name().unwrap_or_default().to_string_lossy()
         );
+        let text = root
+            .read_text(&path)
+            .map_err(|err| anyhow::anyhow!("{name}: {err}"))?;
         crds.extend(
             yaml::objects(&text, &name)?
                 .into_iter()
@@ -344,7 +348,8 @@ fn icon(path: &Path) -> Result<Icon> {
             path.display()
         );
     };
-    let data = std::fs::read(path).with_context(|| format!("--icon {}", path.display()))?;
+    let data =
+        files::read_named(path).map_err(|e| anyhow::anyhow!("--icon {}: {e}", path.display()))?;
     Ok(Icon {
         base64data: base64::engine::general_purpose::STANDARD.encode(data),
         mediatype: mediatype.to_string(),

@@ -143,6 +143,16 @@ impl Plan {
 
     fn read_disk(&self, path: &str) -> Result<Option<String>> {
         let full = self.root.join(path);
+        // Where a file belongs, a named pipe, a socket or a device is refused, not read: reading
+        // a pipe waits for a writer, a device has no end. (metadata opens nothing.)
+        if let Ok(meta) = std::fs::metadata(&full)
+            && !meta.is_file()
+            && !meta.is_dir()
+        {
+            bail!(
+                "{path} is not a regular file (a named pipe, a socket or a device): move it away"
+            );
+        }
         match std::fs::read_to_string(&full) {
             Ok(text) => Ok(Some(text)),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -123,6 +123,7 @@ fn check_service_accounts(bundle: &Bundle, csv: &Typed, report: &mut Report) {
     for object in &bundle.objects {
         if object.kind == "ServiceAccount"
             && object.api_version == "v1"
+            && object.typed_metadata
             && accounts.contains(object.name.as_str())
         {
             report.error(

@@ -63,22 +63,6 @@ struct Conversion<'a> {
 fn internal(crd: &Value) -> Internal<'_> {
     let v1beta1 = text(crd, &["apiVersion"]) == "apiextensions.k8s.io/v1beta1";
     let spec = crd.get("spec").unwrap_or(&Value::Null);
-    let kind = text(spec, &["names", "kind"]).to_string();
-    let mut names = Names {
-        plural: text(spec, &["names", "plural"]).to_string(),
-        singular: text(spec, &["names", "singular"]).to_string(),
-        list_kind: text(spec, &["names", "listKind"]).to_string(),
-        short_names: strings(spec, &["names", "shortNames"]),
-        categories: strings(spec, &["names", "categories"]),
-        kind,
-    };
-    // SetDefaults_CustomResourceDefinitionSpec (v1 and v1beta1).
-    if names.singular.is_empty() {
-        names.singular = names.kind.to_lowercase();
-    }
-    if names.list_kind.is_empty() && !names.kind.is_empty() {
-        names.list_kind = format!("{}List", names.kind);
-    }
     let mut versions: Vec<Version> = list(spec, &["versions"])
         .iter()
         .map(|v| Version {
@@ -91,111 +75,154 @@ fn internal(crd: &Value) -> Internal<'_> {
             columns: list(v, &["additionalPrinterColumns"]).iter().collect(),
         })
         .collect();
-    let mut version = if v1beta1 {
-        text(spec, &["version"]).to_string()
+    let top = if v1beta1 {
+        from_v1beta1(spec, &mut versions)
     } else {
-        String::new()
+        from_v1(spec, &mut versions)
     };
-    let mut validation = None;
-    let mut subresources = None;
-    let mut columns = Vec::new();
-    let strategy_default;
-    let conversion = at(spec, &["conversion"]);
-    let preserve_unknown_fields;
-    let review_versions: Vec<&str>;
-    let client_config;
-    if v1beta1 {
-        // v1beta1's defaults: versions from spec.version and back, pruning off, reviews v1beta1.
-        if versions.is_empty() && !version.is_empty() {
-            versions.push(Version {
-                name: text(spec, &["version"]),
-                storage: true,
-                deprecated: false,
-                deprecation_warning: None,
-                schema: None,
-                subresources: None,
-                columns: Vec::new(),
-            });
-        }
-        if version.is_empty()
-            && let Some(first) = versions.first()
-        {
-            version = first.name.to_string();
-        }
-        validation = at(spec, &["validation"]);
-        subresources = at(spec, &["subresources"]);
-        columns = list(spec, &["additionalPrinterColumns"]).iter().collect();
-        preserve_unknown_fields = Some(
-            at(spec, &["preserveUnknownFields"])
-                .and_then(Value::as_bool)
-                .unwrap_or(true),
-        );
-        strategy_default = conversion.map_or("None", |c| text(c, &["strategy"]));
-        let reviews = conversion
-            .map(|c| strs(c, &["conversionReviewVersions"]))
-            .unwrap_or_default();
-        review_versions = if strategy_default == "Webhook" && reviews.is_empty() {
-            vec!["v1beta1"]
-        } else {
-            reviews
-        };
-        client_config = conversion.and_then(|c| at(c, &["webhookClientConfig"]));
-    } else {
-        // v1 → internal: the first version is spec.version, and per-version schemas,
-        // subresources and columns that are the same everywhere move to the top level.
-        if let Some(first) = versions.first() {
-            version = first.name.to_string();
-            if versions.iter().all(|v| v.schema == first.schema) {
-                validation = first.schema;
-            }
-            if versions
-                .iter()
-                .all(|v| v.subresources == first.subresources)
-            {
-                subresources = first.subresources;
-            }
-            if versions.iter().all(|v| v.columns == first.columns) {
-                columns = first.columns.clone();
-            }
-        }
-        let (same_schema, same_sub, same_columns) = (
-            validation.is_some() || versions.iter().all(|v| v.schema.is_none()),
-            subresources.is_some() || versions.iter().all(|v| v.subresources.is_none()),
-            !columns.is_empty() || versions.iter().all(|v| v.columns.is_empty()),
-        );
-        for v in &mut versions {
-            if same_schema {
-                v.schema = None;
-            }
-            if same_sub {
-                v.subresources = None;
-            }
-            if same_columns {
-                v.columns.clear();
-            }
-        }
-        preserve_unknown_fields = Some(flag(spec, &["preserveUnknownFields"]));
-        strategy_default = conversion.map_or("None", |c| text(c, &["strategy"]));
-        review_versions = conversion
-            .map(|c| strs(c, &["webhook", "conversionReviewVersions"]))
-            .unwrap_or_default();
-        client_config = conversion.and_then(|c| at(c, &["webhook", "clientConfig"]));
-    }
     Internal {
         v1beta1,
         group: text(spec, &["group"]),
         scope: text(spec, &["scope"]),
-        names,
-        version,
+        names: names(spec),
+        version: top.version,
         versions,
+        validation: top.validation,
+        subresources: top.subresources,
+        columns: top.columns,
+        preserve_unknown_fields: top.preserve_unknown_fields,
+        conversion: top.conversion,
+    }
+}
+
+/// `spec.names`, defaulted as SetDefaults_CustomResourceDefinitionSpec does (v1 and v1beta1).
+fn names(spec: &Value) -> Names {
+    let kind = text(spec, &["names", "kind"]).to_string();
+    let mut names = Names {
+        plural: text(spec, &["names", "plural"]).to_string(),
+        singular: text(spec, &["names", "singular"]).to_string(),
+        list_kind: text(spec, &["names", "listKind"]).to_string(),
+        short_names: strings(spec, &["names", "shortNames"]),
+        categories: strings(spec, &["names", "categories"]),
+        kind,
+    };
+    if names.singular.is_empty() {
+        names.singular = names.kind.to_lowercase();
+    }
+    if names.list_kind.is_empty() && !names.kind.is_empty() {
+        names.list_kind = format!("{}List", names.kind);
+    }
+    names
+}
+
+/// The top level of the spec after the conversion to the internal version.
+struct TopLevel<'a> {
+    version: String,
+    validation: Option<&'a Value>,
+    subresources: Option<&'a Value>,
+    columns: Vec<&'a Value>,
+    preserve_unknown_fields: Option<bool>,
+    conversion: Conversion<'a>,
+}
+
+/// v1beta1's defaults (versions from spec.version and back, pruning off, reviews v1beta1); its
+/// top-level fields are the internal version's as they are.
+fn from_v1beta1<'a>(spec: &'a Value, versions: &mut Vec<Version<'a>>) -> TopLevel<'a> {
+    let mut version = text(spec, &["version"]).to_string();
+    if versions.is_empty() && !version.is_empty() {
+        versions.push(Version {
+            name: text(spec, &["version"]),
+            storage: true,
+            deprecated: false,
+            deprecation_warning: None,
+            schema: None,
+            subresources: None,
+            columns: Vec::new(),
+        });
+    }
+    if version.is_empty()
+        && let Some(first) = versions.first()
+    {
+        version = first.name.to_string();
+    }
+    let conversion = at(spec, &["conversion"]);
+    let strategy = conversion.map_or("None", |c| text(c, &["strategy"]));
+    let reviews = conversion
+        .map(|c| strs(c, &["conversionReviewVersions"]))
+        .unwrap_or_default();
+    TopLevel {
+        version,
+        validation: at(spec, &["validation"]),
+        subresources: at(spec, &["subresources"]),
+        columns: list(spec, &["additionalPrinterColumns"]).iter().collect(),
+        preserve_unknown_fields: Some(
+            at(spec, &["preserveUnknownFields"])
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+        ),
+        conversion: Conversion {
+            strategy,
+            client_config: conversion.and_then(|c| at(c, &["webhookClientConfig"])),
+            review_versions: if strategy == "Webhook" && reviews.is_empty() {
+                vec!["v1beta1"]
+            } else {
+                reviews
+            },
+        },
+    }
+}
+
+/// v1 → internal: the first version is spec.version, and per-version schemas, subresources and
+/// columns that are the same everywhere move to the top level.
+fn from_v1<'a>(spec: &'a Value, versions: &mut [Version<'a>]) -> TopLevel<'a> {
+    let mut version = String::new();
+    let mut validation = None;
+    let mut subresources = None;
+    let mut columns = Vec::new();
+    if let Some(first) = versions.first() {
+        version = first.name.to_string();
+        if versions.iter().all(|v| v.schema == first.schema) {
+            validation = first.schema;
+        }
+        if versions
+            .iter()
+            .all(|v| v.subresources == first.subresources)
+        {
+            subresources = first.subresources;
+        }
+        if versions.iter().all(|v| v.columns == first.columns) {
+            columns = first.columns.clone();
+        }
+    }
+    let (same_schema, same_sub, same_columns) = (
+        validation.is_some() || versions.iter().all(|v| v.schema.is_none()),
+        subresources.is_some() || versions.iter().all(|v| v.subresources.is_none()),
+        !columns.is_empty() || versions.iter().all(|v| v.columns.is_empty()),
+    );
+    for v in versions.iter_mut() {
+        if same_schema {
+            v.schema = None;
+        }
+        if same_sub {
+            v.subresources = None;
+        }
+        if same_columns {
+            v.columns.clear();
+        }
+    }
+    let conversion = at(spec, &["conversion"]);
+    TopLevel {
+        version,
         validation,
         subresources,
         columns,
-        preserve_unknown_fields,
+        preserve_unknown_fields: Some(flag(spec, &["preserveUnknownFields"])),
         conversion: Conversion {
-            strategy: strategy_default,
-            client_config,
-            review_versions,
+            strategy: conversion.map_or("None", |c| text(c, &["strategy"])),
+            client_config: conversion.and_then(|c| at(c, &["webhook", "clientConfig"])),
+            review_versions: conversion
+                .map(|c| strs(c, &["webhook", "conversionReviewVersions"]))
+                .unwrap_or_default(),
         },
     }
 }
@@ -280,24 +307,14 @@ fn check_metadata(crd: &Value, spec: &Internal, errors: &mut Errors) {
     }
     let file = errors.file.clone();
     let at = |field: &str| format!("{file}: metadata.{field}");
-    super::objects::check_labels_and_annotations(meta, &at, errors.report);
+    let [labels, annotations] = super::objects::typed_labels_and_annotations(meta);
+    let empty = serde_json::Map::new();
+    let fields = meta.as_object().unwrap_or(&empty);
+    super::objects::check_other_fields(fields, &labels, &annotations, &at, errors.report);
 }
 
 fn check_spec(spec: &Internal, crd: &Value, errors: &mut Errors) {
-    if spec.group.is_empty() {
-        errors.required("spec.group", "");
-    } else {
-        let problems = k8s_names::dns1123_subdomain(spec.group);
-        if !problems.is_empty() {
-            errors.invalid("spec.group", spec.group, &problems.join(","));
-        } else if !spec.group.contains('.') {
-            errors.invalid(
-                "spec.group",
-                spec.group,
-                "should be a domain with at least one dot",
-            );
-        }
-    }
+    check_group(spec.group, errors);
     let scope = if spec.v1beta1 && spec.scope.is_empty() {
         "Namespaced"
     } else {
@@ -311,86 +328,48 @@ fn check_spec(spec: &Internal, crd: &Value, errors: &mut Errors) {
             "must be false in order to use defaults in the schema",
         );
     }
-    let mut storage = 0;
+    check_versions(spec, errors);
+    check_names(&spec.names, errors);
+    if let Some(subresources) = spec.subresources {
+        check_subresources(subresources, "spec.subresources", errors);
+    }
+    for (i, column) in spec.columns.iter().enumerate() {
+        check_column(
+            column,
+            &format!("spec.additionalPrinterColumns[{i}]"),
+            errors,
+        );
+    }
+    check_conversion(spec, errors);
+}
+
+fn check_group(group: &str, errors: &mut Errors) {
+    if group.is_empty() {
+        return errors.required("spec.group", "");
+    }
+    let problems = k8s_names::dns1123_subdomain(group);
+    if !problems.is_empty() {
+        errors.invalid("spec.group", group, &problems.join(","));
+    } else if !group.contains('.') {
+        errors.invalid(
+            "spec.group",
+            group,
+            "should be a domain with at least one dot",
+        );
+    }
+}
+
+/// `spec.versions` as a whole (unique names, one storage version, v1beta1's top-level fields
+/// against the per-version ones) and `spec.version`, after each version on its own.
+fn check_versions(spec: &Internal, errors: &mut Errors) {
     let mut seen = BTreeSet::new();
     let mut unique = true;
     for (i, version) in spec.versions.iter().enumerate() {
-        let at = format!("spec.versions[{i}]");
-        if version.storage {
-            storage += 1;
-        }
-        if !seen.insert(version.name) {
-            unique = false;
-        }
-        let problems = k8s_names::dns1035_label(version.name);
-        if !problems.is_empty() {
-            errors.invalid(&format!("{at}.name"), version.name, &problems.join(","));
-        }
-        if let Some(warning) = version.deprecation_warning {
-            let field = format!("{at}.deprecationWarning");
-            if !version.deprecated {
-                errors.invalid(&field, warning, "can only be set for deprecated versions");
-            }
-            if warning.len() > 256 {
-                errors.invalid(&field, warning, "must be <= 256 characters long");
-            }
-            if warning.is_empty() {
-                errors.invalid(&field, warning, "must not be an empty string");
-            }
-            if warning.chars().any(|c| c.is_control()) {
-                errors.invalid(
-                    &field,
-                    warning,
-                    "must only contain printable UTF-8 characters",
-                );
-            }
-        }
-        if let Some(subresources) = version.subresources {
-            check_subresources(subresources, &format!("{at}.subresources"), errors);
-        }
-        for (j, column) in version.columns.iter().enumerate() {
-            check_column(
-                column,
-                &format!("{at}.additionalPrinterColumns[{j}]"),
-                errors,
-            );
-        }
+        unique &= seen.insert(version.name);
+        check_version(version, &format!("spec.versions[{i}]"), errors);
     }
-    let per_version_schema = spec.versions.iter().any(|v| v.schema.is_some());
-    let per_version_sub = spec.versions.iter().any(|v| v.subresources.is_some());
-    let per_version_columns = spec.versions.iter().any(|v| !v.columns.is_empty());
     if spec.v1beta1 {
-        if spec.validation.is_some() && per_version_schema {
-            errors.forbidden(
-                "spec.validation",
-                "top-level and per-version schemas are mutually exclusive",
-            );
-        }
-        if spec.subresources.is_some() && per_version_sub {
-            errors.forbidden(
-                "spec.subresources",
-                "top-level and per-version subresources are mutually exclusive",
-            );
-        }
-        if !spec.columns.is_empty() && per_version_columns {
-            errors.forbidden(
-                "spec.additionalPrinterColumns",
-                "top-level and per-version additionalPrinterColumns are mutually exclusive",
-            );
-        }
-        let identical = |get: &dyn Fn(&Version) -> Option<String>| {
-            let first = spec.versions.first().and_then(get);
-            first.is_some() && spec.versions.iter().all(|v| get(v) == first)
-        };
-        if identical(&|v| v.schema.map(Value::to_string)) {
-            errors.add("spec.versions", "Invalid value: per-version schemas may not all be set to identical values (top-level validation should be used instead)".into());
-        }
-        if identical(&|v| v.subresources.map(Value::to_string)) {
-            errors.add("spec.versions", "Invalid value: per-version subresources may not all be set to identical values (top-level subresources should be used instead)".into());
-        }
-        if identical(&|v| (!v.columns.is_empty()).then(|| format!("{:?}", v.columns))) {
-            errors.add("spec.versions", "Invalid value: per-version additionalPrinterColumns may not all be set to identical values (top-level additionalPrinterColumns should be used instead)".into());
-        }
+        check_v1beta1_top_level(spec, errors);
     }
     if !unique {
         errors.add(
@@ -398,7 +377,7 @@ fn check_spec(spec: &Internal, crd: &Value, errors: &mut Errors) {
             "Invalid value: must contain unique version names".into(),
         );
     }
-    if storage != 1 {
+    if spec.versions.iter().filter(|v| v.storage).count() != 1 {
         errors.add(
             "spec.versions",
             "Invalid value: must have exactly one version marked as storage version".into(),
@@ -419,18 +398,83 @@ fn check_spec(spec: &Internal, crd: &Value, errors: &mut Errors) {
             );
         }
     }
-    check_names(&spec.names, errors);
-    if let Some(subresources) = spec.subresources {
-        check_subresources(subresources, "spec.subresources", errors);
+}
+
+/// One entry of `spec.versions` (`at`): its name, deprecation warning, subresources, columns.
+fn check_version(version: &Version, at: &str, errors: &mut Errors) {
+    let problems = k8s_names::dns1035_label(version.name);
+    if !problems.is_empty() {
+        errors.invalid(&format!("{at}.name"), version.name, &problems.join(","));
     }
-    for (i, column) in spec.columns.iter().enumerate() {
+    if let Some(warning) = version.deprecation_warning {
+        let field = format!("{at}.deprecationWarning");
+        if !version.deprecated {
+            errors.invalid(&field, warning, "can only be set for deprecated versions");
+        }
+        if warning.len() > 256 {
+            errors.invalid(&field, warning, "must be <= 256 characters long");
+        }
+        if warning.is_empty() {
+            errors.invalid(&field, warning, "must not be an empty string");
+        }
+        if warning.chars().any(|c| c.is_control()) {
+            errors.invalid(
+                &field,
+                warning,
+                "must only contain printable UTF-8 characters",
+            );
+        }
+    }
+    if let Some(subresources) = version.subresources {
+        check_subresources(subresources, &format!("{at}.subresources"), errors);
+    }
+    for (j, column) in version.columns.iter().enumerate() {
         check_column(
             column,
-            &format!("spec.additionalPrinterColumns[{i}]"),
+            &format!("{at}.additionalPrinterColumns[{j}]"),
             errors,
         );
     }
-    check_conversion(spec, errors);
+}
+
+/// v1beta1 keeps its top-level schema, subresources and columns through the conversion: they
+/// exclude per-version ones, and per-version ones the same in every version belong at the top.
+/// (v1's conversion moves identical per-version fields up itself, so this cannot fail for v1.)
+fn check_v1beta1_top_level(spec: &Internal, errors: &mut Errors) {
+    let per_version_schema = spec.versions.iter().any(|v| v.schema.is_some());
+    let per_version_sub = spec.versions.iter().any(|v| v.subresources.is_some());
+    let per_version_columns = spec.versions.iter().any(|v| !v.columns.is_empty());
+    if spec.validation.is_some() && per_version_schema {
+        errors.forbidden(
+            "spec.validation",
+            "top-level and per-version schemas are mutually exclusive",
+        );
+    }
+    if spec.subresources.is_some() && per_version_sub {
+        errors.forbidden(
+            "spec.subresources",
+            "top-level and per-version subresources are mutually exclusive",
+        );
+    }
+    if !spec.columns.is_empty() && per_version_columns {
+        errors.forbidden(
+            "spec.additionalPrinterColumns",
+            "top-level and per-version additionalPrinterColumns are mutually exclusive",
+        );
+    }
+    let identical = |get: &dyn Fn(&Version) -> Option<String>| {
+        let first = spec.versions.first().and_then(get);
+        first.is_some() && spec.versions.iter().all(|v| get(v) == first)
+    };
+    if identical(&|v| v.schema.map(Value::to_string)) {
+        errors.add("spec.versions", "Invalid value: per-version schemas may not all be set to identical values (top-level validation should be used instead)".into());
+    }
+    if identical(&|v| v.subresources.map(Value::to_string)) {
+        errors.add("spec.versions", "Invalid value: per-version subresources may not all be set to identical values (top-level subresources should be used instead)".into());
+    }
+    if identical(&|v| (!v.columns.is_empty()).then(|| format!("{:?}", v.columns))) {
+        errors.add("spec.versions", "Invalid value: per-version additionalPrinterColumns may not all be set to identical values (top-level additionalPrinterColumns should be used instead)".into());
+    }
 }
 
 fn check_enum(field: &str, value: &str, accepted: &[&str], errors: &mut Errors) {
@@ -835,7 +879,7 @@ spec:
 ";
 
     fn problems(text: &str) -> Vec<String> {
-        let node = kyaml::first_document(text).unwrap().unwrap();
+        let node = kyaml::unmarshal(text).unwrap();
         let (value, errors) = typed::decode(&node, &typed::CRD);
         assert!(errors.is_empty(), "{errors:?}");
         let mut found: Vec<Problem> = Vec::new();

@@ -93,35 +93,9 @@ fn check_examples(csv: &Value, file: &str, report: &mut Report) {
         (None, Some(olm)) => olm,
     };
     let at = format!("{at_annotations}.alm-examples");
-    let mut shown = BTreeSet::new();
-    if !examples.trim().is_empty() {
-        let parsed: Value = match serde_json::from_str(examples) {
-            Ok(parsed) => parsed,
-            Err(err) => {
-                return report.error(at, format!("invalid example: not JSON: {err}"));
-            }
-        };
-        let Some(items) = parsed.as_array() else {
-            return report.error(
-                at,
-                "error decoding example CustomResource: not a JSON list of objects",
-            );
-        };
-        for (i, item) in items.iter().enumerate() {
-            let kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
-            if kind.is_empty() {
-                return report.error(
-                    at,
-                    format!(
-                        "error decoding example CustomResource: item {i}: Object 'Kind' is missing"
-                    ),
-                );
-            }
-            let (group, version) =
-                group_version(item.get("apiVersion").and_then(Value::as_str).unwrap_or(""));
-            shown.insert((group.to_string(), version.to_string(), kind.to_string()));
-        }
-    }
+    let Some(shown) = example_kinds(examples, &at, report) else {
+        return;
+    };
     let mut provided = BTreeSet::new();
     for owned in list(csv, &["spec", "customresourcedefinitions", "owned"]) {
         let name = text(owned, &["name"]);
@@ -165,6 +139,57 @@ fn check_examples(csv: &Value, file: &str, report: &mut Report) {
         );
     }
 }
+
+/// The kinds the examples show, as the peer reads them: validateJSON (any JSON value; nothing
+/// at all is allowed), then a decode into a list of objects, where `null` is no list and no
+/// error. `None` after an error.
+fn example_kinds(examples: &str, at: &str, report: &mut Report) -> Option<BTreeSet<Gvk>> {
+    let mut shown = BTreeSet::new();
+    if examples.is_empty() {
+        return Some(shown);
+    }
+    let parsed: Value = match serde_json::from_str(examples) {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            report.error(at, format!("invalid example: not JSON: {err}"));
+            return None;
+        }
+    };
+    let items = match &parsed {
+        Value::Null => &Vec::new(),
+        Value::Array(items) => items,
+        _ => {
+            report.error(
+                at,
+                "error decoding example CustomResource: not a JSON list of objects",
+            );
+            return None;
+        }
+    };
+    for (i, item) in items.iter().enumerate() {
+        let kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
+        if kind.is_empty() {
+            report.error(
+                at,
+                format!(
+                    "error decoding example CustomResource: item {i}: Object 'Kind' is missing"
+                ),
+            );
+            return None;
+        }
+        let api_version = item.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        // apimachinery's ParseGroupVersion: more than one slash is no group/version.
+        let (group, version) = match api_version.matches('/').count() {
+            0 | 1 => group_version(api_version),
+            _ => ("", ""),
+        };
+        shown.insert((group.to_string(), version.to_string(), kind.to_string()));
+    }
+    Some(shown)
+}
+
+/// A group, version and kind.
+type Gvk = (String, String, String);
 
 /// Install modes listed, one supported, and with conversion webhooks only AllNamespaces.
 fn check_install_modes(csv: &Value, at: &str, report: &mut Report) {

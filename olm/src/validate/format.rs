@@ -14,10 +14,12 @@ use serde_json::Value;
 
 use super::Report;
 use super::fields::{list, text};
+use crate::files::Root;
 use crate::gosemver;
 use crate::kyaml::{self, Node};
 use crate::metadata;
 use crate::typed::{self, Shape};
+use crate::yaml_stream;
 
 pub const MANIFESTS: &str = "manifests";
 pub const METADATA: &str = "metadata";
@@ -52,14 +54,25 @@ fn list_file_shape(key: &str) -> Shape {
 
 /// A metadata file decoded as `shape`, as operator-registry's `DecodeFile` does (`None` when it
 /// does not decode: the registry then looks at the next file).
-fn decode_file(path: &Path, shape: &Shape) -> Option<Value> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let node = kyaml::first_document(&text).ok()??;
+fn decode_file(root: &Root, path: &Path, shape: &Shape) -> Option<Value> {
+    let node = first_document(root, path).ok()?;
     let (value, errors) = typed::decode(&node, shape);
     errors.is_empty().then_some(value)
 }
 
-pub fn check(dir: &Path, report: &mut Report) -> Format {
+/// The first document of a file as a fresh Go decoder reads it (`NewYAMLOrJSONDecoder`): what
+/// precedes the first `---` line, even if only a comment (then `null`). A file the readers
+/// refuse is an error here too; the `files` check names it.
+pub fn first_document(root: &Root, path: &Path) -> Result<Node, String> {
+    let bytes = root.read(path).map_err(|e| e.to_string())?;
+    let chunk = yaml_stream::first_chunk(&bytes)
+        .map_err(|e| e.to_string())?
+        .ok_or("EOF")?;
+    let text = kyaml::decode_text(&chunk).map_err(|e| format!("yaml: {e}"))?;
+    kyaml::unmarshal(&text).map_err(|e| e.to_string())
+}
+
+pub fn check(root: &Root, dir: &Path, report: &mut Report) -> Format {
     let mut format = Format::default();
     let manifests = dir.join(MANIFESTS);
     let metadata_dir = dir.join(METADATA);
@@ -74,7 +87,7 @@ pub fn check(dir: &Path, report: &mut Report) -> Format {
             format!("{METADATA}/"),
             "Unable to locate metadata directory",
         );
-        read_annotations_elsewhere(dir, &mut format, report);
+        read_annotations_elsewhere(root, dir, &mut format, report);
         return format;
     }
     let mut files: Vec<String> = match std::fs::read_dir(&metadata_dir) {
@@ -92,7 +105,7 @@ pub fn check(dir: &Path, report: &mut Report) -> Format {
         let path = metadata_dir.join(name);
         let file = format!("{METADATA}/{name}");
         if format.annotations.is_none()
-            && let Some(value) = decode_file(&path, &annotations_shape())
+            && let Some(value) = decode_file(root, &path, &annotations_shape())
             && let Some(map) = value.get("annotations").and_then(Value::as_object)
         {
             let annotations = map
@@ -103,24 +116,24 @@ pub fn check(dir: &Path, report: &mut Report) -> Format {
             continue;
         }
         if format.dependencies.is_empty()
-            && let Some(value) = decode_file(&path, &list_file_shape("dependencies"))
+            && let Some(value) = decode_file(root, &path, &list_file_shape("dependencies"))
         {
             format.dependencies = list(&value, &["dependencies"]).to_vec();
         }
         if format.properties.is_empty()
-            && let Some(value) = decode_file(&path, &list_file_shape("properties"))
+            && let Some(value) = decode_file(root, &path, &list_file_shape("properties"))
         {
             format.properties = list(&value, &["properties"]).to_vec();
         }
     }
     if format.annotations.is_none() {
-        explain_unreadable_annotations(dir, report);
+        explain_unreadable_annotations(root, dir, report);
         report.error(
             format!("{METADATA}/annotations.yaml"),
             "Could not find annotations file",
         );
     }
-    let media_type = media_type(&manifests);
+    let media_type = media_type(root, &manifests);
     if let Some((file, annotations)) = &format.annotations {
         check_annotations(file, annotations, media_type.as_deref(), report);
     }
@@ -129,14 +142,14 @@ pub fn check(dir: &Path, report: &mut Report) -> Format {
 }
 
 /// Without `metadata/`, operator-sdk still looks for annotations anywhere in the bundle.
-fn read_annotations_elsewhere(dir: &Path, format: &mut Format, report: &mut Report) {
+fn read_annotations_elsewhere(root: &Root, dir: &Path, format: &mut Format, report: &mut Report) {
     for entry in walkdir::WalkDir::new(dir)
         .sort_by_file_name()
         .into_iter()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_file())
     {
-        if let Some(value) = decode_file(entry.path(), &annotations_shape())
+        if let Some(value) = decode_file(root, entry.path(), &annotations_shape())
             && let Some(map) = value.get("annotations").and_then(Value::as_object)
             && !map.is_empty()
         {
@@ -163,16 +176,19 @@ fn read_annotations_elsewhere(dir: &Path, format: &mut Format, report: &mut Repo
 
 /// When `metadata/annotations.yaml` exists and does not read, say why (operator-sdk stops
 /// there with the parse error).
-fn explain_unreadable_annotations(dir: &Path, report: &mut Report) {
+fn explain_unreadable_annotations(root: &Root, dir: &Path, report: &mut Report) {
     let path = dir.join(METADATA).join("annotations.yaml");
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    if root.check(&path).is_err() {
         return;
-    };
+    }
     let location = format!("{METADATA}/annotations.yaml");
-    match kyaml::first_document(&text) {
+    match first_document(root, &path) {
         Err(err) => report.error(location, format!("not valid YAML: {err}")),
-        Ok(None) => report.error(location, "empty"),
-        Ok(Some(node)) => {
+        Ok(Node::Null) => report.error(
+            location,
+            "empty (its first document, up to the first `---` line, holds nothing)",
+        ),
+        Ok(node) => {
             let (value, errors) = typed::decode(&node, &annotations_shape());
             for err in errors {
                 report.error(location.clone(), err.to_string());
@@ -187,7 +203,7 @@ fn explain_unreadable_annotations(dir: &Path, report: &mut Report) {
 /// The media type the manifests have, as operator-registry's `GetMediaType` finds it:
 /// `registry+v1` when one of the files is a ClusterServiceVersion, else `plain`; `None` when
 /// the folder has no file.
-pub fn media_type(manifests: &Path) -> Option<String> {
+pub fn media_type(root: &Root, manifests: &Path) -> Option<String> {
     let mut files: Vec<_> = std::fs::read_dir(manifests)
         .ok()?
         .filter_map(|e| e.ok())
@@ -205,10 +221,8 @@ pub fn media_type(manifests: &Path) -> Option<String> {
         return Some("helm".into());
     }
     let is_csv = |path: &Path| {
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| kyaml::first_document(&t).ok().flatten())
-            .is_some_and(|n| n.get("kind") == Some(&Node::Str("ClusterServiceVersion".into())))
+        first_document(root, path)
+            .is_ok_and(|n| n.get("kind") == Some(&Node::Str("ClusterServiceVersion".into())))
     };
     Some(if files.iter().any(|f| is_csv(f)) {
         metadata::REGISTRY_V1.into()

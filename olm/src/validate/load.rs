@@ -1,9 +1,14 @@
 //! Reading `manifests/` the way operator-framework/api's `GetBundleFromDir` does: the folder of
-//! the ClusterServiceVersion holds the bundle; every file in it is one object (the first YAML
-//! document of the file), read as sigs.k8s.io/yaml reads it; the CSV and the CRDs are decoded
-//! into their types. Where the Go loader gives up on the bundle (a sub-folder, a hidden file, a
-//! file that is no object, a second CSV, a CRD of another API version, a field of the wrong type)
-//! each of those is an error here, and the rest is still read.
+//! the ClusterServiceVersion holds the bundle; every file in it is one object (the first
+//! document of the file as apimachinery's YAML reader cuts it, [`crate::yaml_stream`]),
+//! read as sigs.k8s.io/yaml reads it; the CSV and the CRDs are decoded into their types from
+//! the loader's second read of the file, which in a file of several documents is not the first
+//! one. Where the Go loader gives up on the bundle (a sub-folder, a hidden file, a file that is
+//! no object, a second CSV, a CRD of another API version, a field of the wrong type) each of
+//! those is an error here, and the rest is still read.
+//!
+//! Only regular files are read ([`crate::files`]); the others are named by the
+//! [`super::file_kinds`] check and passed by here.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -14,10 +19,12 @@ use serde_json::Value;
 use super::Report;
 use super::fields::text;
 use super::format::MANIFESTS;
+use crate::files::Root;
 use crate::gosemver;
 use crate::kyaml::{self, Node};
 use crate::metadata;
 use crate::typed;
+use crate::yaml_stream::{self, LoaderReads};
 
 /// One object of the bundle: a file of `manifests/`.
 #[derive(Debug, Clone)]
@@ -29,6 +36,10 @@ pub struct Object {
     pub api_version: String,
     pub kind: String,
     pub name: String,
+    /// Whether its metadata converts into apimachinery's typed `ObjectMeta` (every field of its
+    /// type), as the checks that convert the object first need (BundleValidator's service
+    /// accounts: an object that does not convert is passed over).
+    pub typed_metadata: bool,
 }
 
 /// A decoded ClusterServiceVersion or CRD: its file and its fields, type-checked.
@@ -91,6 +102,7 @@ const CSV_KIND: &str = "ClusterServiceVersion";
 const CRD_KIND: &str = "CustomResourceDefinition";
 
 pub fn load(
+    root: &Root,
     dir: &Path,
     annotations: Option<&(String, BTreeMap<String, String>)>,
     report: &mut Report,
@@ -115,7 +127,7 @@ pub fn load(
         );
         return bundle;
     }
-    bundle.media_type = match super::format::media_type(&folder) {
+    bundle.media_type = match super::format::media_type(root, &folder) {
         Some(media) => media,
         None => {
             report.error(
@@ -135,18 +147,8 @@ pub fn load(
     let mut csvs = 0;
     for (name, is_dir) in entries {
         let file = format!("{manifests}/{name}");
-        if is_dir {
-            report.error(
-                &file,
-                "bundle manifests dir contains directory: a bundle's manifests are files of one folder",
-            );
-            continue;
-        }
-        if name.starts_with('.') {
-            report.error(&file, "bundle manifests dir has hidden file");
-            continue;
-        }
-        let Some(object) = read_object(&folder.join(&name), &file, report) else {
+        let Some((object, mut reads)) = read_entry(root, &manifests, &name, is_dir, dir, report)
+        else {
             continue;
         };
         match object.kind.as_str() {
@@ -155,11 +157,11 @@ pub fn load(
                 if csvs > 1 {
                     report.error(&file, "invalid bundle: contains multiple CSVs");
                 } else {
-                    bundle.csv = decode_csv(&object, &folder.join(&name), report);
+                    bundle.csv = decode_csv(&object, &mut reads, report);
                 }
             }
             CRD_KIND => {
-                if let Some(crd) = decode_crd(&object, &folder.join(&name), report) {
+                if let Some(crd) = decode_crd(&object, &mut reads, report) {
                     bundle.crds.push(crd);
                 }
             }
@@ -173,8 +175,44 @@ pub fn load(
             "unable to find a csv in bundle directory: a registry+v1 bundle has one ClusterServiceVersion",
         );
     }
-    (bundle.size, bundle.compressed_size) = sizes(&folder);
+    (bundle.size, bundle.compressed_size) = sizes(root, &folder);
     bundle
+}
+
+/// One entry of the manifests folder, read as an object (with the reader its typed read goes on
+/// with), or the loader's problem with it.
+fn read_entry(
+    root: &Root,
+    manifests: &str,
+    name: &str,
+    is_dir: bool,
+    dir: &Path,
+    report: &mut Report,
+) -> Option<(Object, LoaderReads<'static>)> {
+    let file = format!("{manifests}/{name}");
+    if is_dir {
+        report.error(
+            &file,
+            "bundle manifests dir contains directory: a bundle's manifests are files of one folder",
+        );
+        return None;
+    }
+    if name.starts_with('.') {
+        report.error(&file, "bundle manifests dir has hidden file");
+        return None;
+    }
+    let bytes = match root.read(&dir.join(manifests).join(name)) {
+        Ok(bytes) => bytes,
+        // Named by the `files` check.
+        Err(err) if err.is_refusal() => return None,
+        Err(err) => {
+            report.error(&file, format!("unable to load file: {err}"));
+            return None;
+        }
+    };
+    let mut reads = LoaderReads::new(bytes);
+    let object = read_object(&mut reads, &file, report)?;
+    Some((object, reads))
 }
 
 fn sorted_entries(folder: &Path) -> std::io::Result<Vec<(String, bool)>> {
@@ -190,87 +228,128 @@ fn sorted_entries(folder: &Path) -> std::io::Result<Vec<(String, bool)>> {
     Ok(out)
 }
 
-/// The first document of a file, as an object with a kind; problems reported.
-fn read_object(path: &Path, file: &str, report: &mut Report) -> Option<Object> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) => {
-            report.error(file, format!("unable to load file: {err}"));
-            return None;
-        }
-    };
-    let (node, extra) = match kyaml::first_and_rest(&text) {
-        Ok((Some(node), extra)) => (node, extra),
-        Ok((None, _)) => {
-            report.error(file, "unable to decode object: the file holds no object");
-            return None;
-        }
+/// The file's first document as an untyped object with a kind (apimachinery's
+/// `Unstructured`), or the loader's error for it.
+fn read_object(reads: &mut LoaderReads, file: &str, report: &mut Report) -> Option<Object> {
+    let node = match reads
+        .object()
+        .map_err(|e| e.to_string())
+        .and_then(unmarshal)
+    {
+        Ok(node) => node,
         Err(err) => {
             report.error(file, format!("unable to decode object: {err}"));
             return None;
         }
     };
-    if extra > 0 {
+    let more = more_documents(reads.bytes());
+    if more > 0 {
         report.warn(
             file,
             format!(
-                "{extra} more YAML document(s) after the first: OLM reads only the first object of a manifest file"
+                "{more} more YAML document(s) after the first: OLM reads only the first object of a manifest file"
             ),
         );
     }
-    if !matches!(node, Node::Map(_)) {
-        report.error(
-            file,
-            format!(
-                "unable to decode object: a {} is not a Kubernetes object",
-                node.kind_name()
-            ),
-        );
+    let problem = match &node {
+        Node::Map(_) => None,
+        Node::Null => Some(
+            "Object 'Kind' is missing in 'null': the file's first document is empty".to_string(),
+        ),
+        other => Some(format!(
+            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}: a {} is not a Kubernetes object",
+            go_json_kind(other),
+            other.kind_name()
+        )),
+    };
+    if let Some(problem) = problem {
+        report.error(file, format!("unable to decode object: {problem}"));
         return None;
     }
-    let kind = text_of(&node, "kind");
+    // Unstructured reads only strings: a kind of another type is no kind.
+    let kind = string_at(&node, &["kind"]);
     if kind.is_empty() {
         report.error(file, "unable to decode object: Object 'Kind' is missing");
         return None;
     }
-    // The CSV and CRDs are decoded into their own types (with sigs.k8s.io/yaml's coercions);
-    // other objects as operator-registry checks that they can be applied.
-    if kind != CSV_KIND && kind != CRD_KIND {
-        let (_, errors) = typed::decode(&node, &typed::object());
-        for err in &errors {
-            report.error(file, err.to_string());
-        }
-    }
-    let api_version = text_of(&node, "apiVersion");
-    let name = node
-        .at(&["metadata", "name"])
-        .and_then(Node::as_str)
-        .unwrap_or("")
-        .to_string();
     Some(Object {
         file: file.to_string(),
+        api_version: string_at(&node, &["apiVersion"]),
+        name: string_at(&node, &["metadata", "name"]),
+        typed_metadata: typed::decode(&node, &typed::object()).1.is_empty(),
         value: node.to_json(),
-        api_version,
         kind,
-        name,
     })
 }
 
-fn text_of(node: &Node, key: &str) -> String {
-    node.get(key)
-        .and_then(Node::scalar_text)
-        .unwrap_or_default()
+/// A decoder's read, parsed as sigs.k8s.io/yaml parses it (`None`, the end of the stream, is
+/// Go's `EOF`).
+fn unmarshal(chunk: Option<Vec<u8>>) -> Result<Node, String> {
+    let chunk = chunk.ok_or("EOF")?;
+    let text = kyaml::decode_text(&chunk)
+        .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))?;
+    kyaml::unmarshal(&text).map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))
 }
 
-fn reread(path: &Path) -> Option<Node> {
-    let text = std::fs::read_to_string(path).ok()?;
-    kyaml::first_document(&text).ok().flatten()
+/// Documents with something in them after the first, which the loader never looks at.
+fn more_documents(bytes: &[u8]) -> usize {
+    yaml_stream::chunks(bytes)
+        .map(|chunks| {
+            chunks
+                .iter()
+                .skip(1)
+                .filter(|c| yaml_stream::has_content(c))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// encoding/json's name of a JSON value's type, in its type errors.
+fn go_json_kind(node: &Node) -> &'static str {
+    match node {
+        Node::Null => "null",
+        Node::Bool(_) => "bool",
+        Node::Int(_) | Node::Uint(_) | Node::Float(_) => "number",
+        Node::Str(_) => "string",
+        Node::Seq(_) => "array",
+        Node::Map(_) => "object",
+    }
+}
+
+/// The string at `path`, as apimachinery's `Unstructured` accessors read it: `""` when it is
+/// missing or not a string.
+fn string_at(node: &Node, path: &[&str]) -> String {
+    node.at(path)
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The loader's second read of a file, decoded into the CSV's or CRD's type.
+fn typed_node(
+    object: &Object,
+    reads: &mut LoaderReads,
+    what: &str,
+    report: &mut Report,
+) -> Option<Node> {
+    match reads.typed().map_err(|e| e.to_string()).and_then(unmarshal) {
+        Ok(node) => Some(node),
+        Err(err) => {
+            report.error(
+                &object.file,
+                format!(
+                    "unable to parse {what}: {err} (the loader reads a file of several documents on from where its first read stopped)"
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// The CSV decoded into its type: each field of the wrong type is an error; `spec.version` and
 /// `spec.release` must parse, as their Go decoders require.
-fn decode_csv(object: &Object, path: &Path, report: &mut Report) -> Option<Typed> {
-    let node = reread(path)?;
+fn decode_csv(object: &Object, reads: &mut LoaderReads, report: &mut Report) -> Option<Typed> {
+    let node = typed_node(object, reads, "CSV", report)?;
     let (mut value, errors) = typed::decode(&node, &typed::CSV);
     for err in errors {
         report.error(&object.file, err.to_string());
@@ -302,7 +381,7 @@ fn decode_csv(object: &Object, path: &Path, report: &mut Report) -> Option<Typed
     })
 }
 
-fn decode_crd(object: &Object, path: &Path, report: &mut Report) -> Option<Typed> {
+fn decode_crd(object: &Object, reads: &mut LoaderReads, report: &mut Report) -> Option<Typed> {
     if !matches!(
         object.api_version.as_str(),
         "apiextensions.k8s.io/v1" | "apiextensions.k8s.io/v1beta1"
@@ -316,7 +395,7 @@ fn decode_crd(object: &Object, path: &Path, report: &mut Report) -> Option<Typed
         );
         return None;
     }
-    let node = reread(path)?;
+    let node = typed_node(object, reads, "CRD", report)?;
     let (value, errors) = typed::decode(&node, &typed::CRD);
     for err in errors {
         report.error(&object.file, err.to_string());
@@ -328,16 +407,17 @@ fn decode_crd(object: &Object, path: &Path, report: &mut Report) -> Option<Typed
 }
 
 /// The bundle's size as operator-framework measures it: every file under the manifests folder,
-/// as is and gzipped then base64-encoded.
-fn sizes(folder: &Path) -> (u64, u64) {
+/// as is and gzipped then base64-encoded. (Files the readers refuse are not counted: the
+/// `files` check names them.)
+fn sizes(root: &Root, folder: &Path) -> (u64, u64) {
     let mut size = 0;
     let mut compressed = 0;
     for entry in walkdir::WalkDir::new(folder)
         .into_iter()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_file())
+        .filter(|e| !e.file_type().is_dir())
     {
-        let Ok(data) = std::fs::read(entry.path()) else {
+        let Ok(data) = root.read(entry.path()) else {
             continue;
         };
         size += data.len() as u64;

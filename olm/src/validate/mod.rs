@@ -6,6 +6,7 @@
 //!
 //! | module | operator-framework |
 //! |---|---|
+//! | [`file_kinds`] | (none: Go's tools read whatever is there, and hang on a named pipe) what is not a regular file, or leads out of the bundle |
 //! | [`format`] | operator-registry's `ValidateBundleFormat`: folders, `metadata/annotations.yaml`, `metadata/dependencies.yaml` |
 //! | [`load`] | operator-framework/api's `GetBundleFromDir`: every file of `manifests/` decoded (a CSV, its CRDs, other objects) |
 //! | [`objects`] | operator-sdk's content check: the kinds a registry+v1 bundle may hold, each object's metadata |
@@ -22,8 +23,8 @@ mod bundle;
 mod crd;
 mod csv;
 mod fields;
+mod file_kinds;
 pub mod format;
-mod links;
 pub mod load;
 mod objects;
 pub mod selector;
@@ -34,6 +35,8 @@ use std::fmt;
 use std::path::Path;
 
 use anyhow::{Result, bail};
+
+use crate::files::Root;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -143,9 +146,11 @@ pub fn validate(dir: &Path, options: &Options) -> Result<Vec<Problem>> {
 /// The bundle in `dir` as the default validators read it, and their problems.
 pub fn read(dir: &Path) -> (load::Bundle, format::Format, Vec<Problem>) {
     let mut problems = Vec::new();
-    links::check(dir, &mut Report::new("links", &mut problems));
-    let format = format::check(dir, &mut Report::new("format", &mut problems));
+    let root = Root::new(dir, "bundle");
+    file_kinds::check(&root, dir, &mut Report::new("files", &mut problems));
+    let format = format::check(&root, dir, &mut Report::new("format", &mut problems));
     let bundle = load::load(
+        &root,
         dir,
         format.annotations.as_ref(),
         &mut Report::new("load", &mut problems),

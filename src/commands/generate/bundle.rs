@@ -169,7 +169,9 @@ fn base_csv(
         .join(format!("{package}.clusterserviceversion.yaml"));
     let full = dir.join(&path);
     if full.is_file() {
-        let text = std::fs::read_to_string(&full)?;
+        // Under a folder a flag names: only a regular file of a manifest's size is read.
+        let text = crate::olm::files::read_named_text(&full)
+            .map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))?;
         let mut found = yaml::objects(&text, &path.display().to_string())?;
         if let Some(base) = found.drain(..).find(is_csv) {
             return Ok(base);

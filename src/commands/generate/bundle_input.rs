@@ -12,6 +12,7 @@ use anyhow::{Context as _, Result, bail};
 use serde_yaml::Value;
 
 use crate::cli::GenerateBundleArgs;
+use crate::olm::files::{self, Root, Special, Unreadable};
 use crate::olm::yaml;
 
 /// The source of the manifests.
@@ -67,8 +68,8 @@ impl Input {
             }
             Input::Piped(text) => yaml::objects(text, "stdin"),
             Input::File(path) => {
-                let text = std::fs::read_to_string(dir.join(path))
-                    .with_context(|| format!("--input {}", path.display()))?;
+                let text = read_input_file(&dir.join(path))
+                    .map_err(|err| anyhow::anyhow!("--input {}: {err}", path.display()))?;
                 yaml::objects(&text, &path.display().to_string())
             }
             Input::Folders { deploy, crds } => {
@@ -92,18 +93,36 @@ fn is_crd(object: &Value) -> bool {
     object["kind"].as_str() == Some("CustomResourceDefinition")
 }
 
+/// The text of the file `--input` names: a link is followed wherever it leads, but only a
+/// regular file is read (a named pipe would wait for a writer: its output goes on stdin).
+fn read_input_file(path: &Path) -> Result<String, String> {
+    files::read_named_text(path).map_err(|err| {
+        let pipe = matches!(err, Unreadable::Special(Special::NamedPipe, _));
+        let hint = if pipe {
+            " (give a pipe's output on stdin: --input -)"
+        } else {
+            ""
+        };
+        format!("{err}{hint}")
+    })
+}
+
 /// The documents of every file under `folder` (sorted by path) that are Kubernetes objects:
-/// documents without `apiVersion` and `kind` are skipped, as operator-sdk skips them.
+/// documents without `apiVersion` and `kind` are skipped, as operator-sdk skips them. Only
+/// regular files inside the folder are read: a named pipe, a device or a link out of it is
+/// refused with its name, not read (it could hang the command or feed it without end).
 fn folder_objects(folder: &Path) -> Result<Vec<Value>> {
+    let root = Root::new(folder, "folder");
     let mut objects = Vec::new();
     for entry in walkdir::WalkDir::new(folder).sort_by_file_name() {
         let entry = entry.with_context(|| format!("reading {}", folder.display()))?;
-        if !entry.file_type().is_file() {
+        if entry.file_type().is_dir() {
             continue;
         }
         let path = entry.path();
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading {} (manifests are YAML text)", path.display()))?;
+        let text = root
+            .read_text(path)
+            .map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))?;
         objects.extend(
             yaml::objects(&text, &path.display().to_string())?
                 .into_iter()

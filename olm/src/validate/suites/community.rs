@@ -111,7 +111,7 @@ fn max_openshift_version(csv: &Value, apis: &str) -> Option<Finding> {
 
 /// The Dockerfile's `com.redhat.openshift.versions` label must keep the bundle below 4.9.
 fn openshift_label(path: &std::path::Path, apis: &str) -> Option<String> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::files::read_named_text(path) {
         Ok(text) => text,
         Err(err) => {
             return Some(format!(

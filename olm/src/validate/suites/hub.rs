@@ -209,7 +209,7 @@ fn check_categories(csv: &Typed, report: &mut Report) {
         .filter(|p| !p.is_empty());
     let (allowed, which): (Vec<String>, &str) = match custom {
         Some(path) => {
-            let read = std::fs::read_to_string(&path)
+            let read = crate::files::read_named_text(std::path::Path::new(&path))
                 .map_err(|e| e.to_string())
                 .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string()));
             match read {
