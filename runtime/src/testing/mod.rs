@@ -37,6 +37,9 @@
 //! in-memory API server that answers every request as a cluster would. Against a real control
 //! plane without nodes, [`kubelet`] stands in for the kubelet: pods become ready (or succeed).
 
+pub mod cluster;
+#[cfg(feature = "envtest")]
+pub mod envtest;
 pub mod fake;
 pub mod kubelet;
 

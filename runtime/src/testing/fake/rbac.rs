@@ -142,6 +142,22 @@ impl Identity {
         &self.groups
     }
 
+    /// The identity's rules by the namespace of their Role (`None`: a ClusterRole), in the
+    /// order they were added; none for [`Identity::admin`], whom no rule is needed for.
+    pub fn roles(&self) -> Vec<(Option<String>, Vec<PolicyRule>)> {
+        let mut roles: Vec<(Option<String>, Vec<PolicyRule>)> = Vec::new();
+        let Grants::Rules(rules) = &self.grants else {
+            return roles;
+        };
+        for (rule, namespace) in rules {
+            match roles.iter_mut().find(|(n, _)| n == namespace) {
+                Some((_, rules)) => rules.push(rule.clone()),
+                None => roles.push((namespace.clone(), vec![rule.clone()])),
+            }
+        }
+        roles
+    }
+
     /// Whether the identity's roles grant `request`.
     pub(super) fn allows(&self, request: &Attributes) -> bool {
         match &self.grants {

@@ -24,6 +24,11 @@ use super::{CertsError, Clock, Settings, SystemClock, inject, plan, secret};
 /// How long a pass waits after a failure before it tries again.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
 
+/// The shortest time between the starts of two passes of [`SelfSignedCertificates::run`]:
+/// whatever the certificates' dates or the watches say, a replica reads the Secret and its
+/// targets at most twice a second.
+const MIN_PASS_INTERVAL: Duration = Duration::from_millis(500);
+
 /// The manager's own webhook certificates: see [the module](super).
 pub struct SelfSignedCertificates {
     client: Client,
@@ -137,11 +142,12 @@ impl SelfSignedCertificates {
         }
         let mut next_pass = plan.next_check.min(now + settings.resync_interval);
         if plan.waiting_for_trust {
+            let trusted_at = self.trusted_at().unwrap_or(now + settings.trust_delay);
             tracing::info!(
                 "a new webhook CA waits until every caBundle has carried it for {:?}",
                 settings.trust_delay
             );
-            next_pass = next_pass.min(now + settings.trust_delay);
+            next_pass = next_pass.min(trusted_at.max(now));
         }
         Ok(Pass {
             wrote: stored.wrote,
@@ -160,6 +166,16 @@ impl SelfSignedCertificates {
         let (ca, since) = since.as_ref()?;
         let waited = now.duration_since(*since).unwrap_or_default();
         (waited >= self.settings.trust_delay).then(|| ca.clone())
+    }
+
+    /// When the CA that every `caBundle` carries will have been there for the trust delay.
+    fn trusted_at(&self) -> Option<SystemTime> {
+        let since = self
+            .trusted_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (_, since) = since.as_ref()?;
+        Some(*since + self.settings.trust_delay)
     }
 
     /// Records that every `caBundle` carries `ca` at `now` (or, with `None`, that this is not
@@ -183,6 +199,7 @@ impl SelfSignedCertificates {
     pub async fn run(self, shutdown: CancellationToken) {
         let mut changes = pin!(self.changes());
         let mut next_pass = self.clock.now();
+        let mut last_start: Option<tokio::time::Instant> = None;
         loop {
             let wait = next_pass
                 .duration_since(self.clock.now())
@@ -198,6 +215,13 @@ impl SelfSignedCertificates {
                     while let Some(Some(_)) = changes.next().now_or_never() {}
                 }
             }
+            if let Some(last_start) = last_start {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep_until(last_start + MIN_PASS_INTERVAL) => {}
+                }
+            }
+            last_start = Some(tokio::time::Instant::now());
             next_pass = match self.reconcile().await {
                 Ok(pass) => pass.next_pass,
                 Err(error) => {
@@ -598,6 +622,53 @@ mod tests {
         assert_eq!(pruned.ca_certificates(), [new_ca]);
         assert!(!pruned.ca_certificates().contains(&old_ca));
         assert!(fake.denials().is_empty(), "{:?}", fake.denials());
+    }
+
+    /// While a new CA waits to be trusted, the serving certificate of the old one is already in
+    /// its rotation window: the next pass is due when the trust delay is over, not at once. (It
+    /// was due at once, and `run` made 521 passes in 10 s on a real API server, each reading the
+    /// Secret and the three targets.)
+    #[tokio::test]
+    async fn a_new_ca_waiting_for_trust_does_not_make_passes_back_to_back() {
+        let fake = cluster();
+        let clock = ManualClock::new();
+        let certs = replica(&fake, &clock);
+        // Hour 60: the CA enters its rotation window, and the serving certificate of hour 40
+        // (renewed 10 hours before it expires at hour 70) is in its own.
+        let mut pass = certs.reconcile().await.unwrap();
+        for _ in 0..3 {
+            clock.advance(20 * HOUR + Duration::from_secs(1));
+            pass = certs.reconcile().await.unwrap();
+        }
+        assert_eq!(stored(&fake).ca_certificates().len(), 2, "a new CA waits");
+        assert_eq!(pass.next_pass, clock.now() + Settings::DEFAULT_TRUST_DELAY);
+        clock.advance(Duration::from_secs(4));
+        let pass = certs.reconcile().await.unwrap();
+        assert!(!pass.wrote);
+        assert_eq!(
+            pass.next_pass,
+            clock.now() + Settings::DEFAULT_TRUST_DELAY - Duration::from_secs(4),
+            "the trust delay counts from when every caBundle carried the CA"
+        );
+
+        // `run` on the clock of that moment, for a second and a half of real time: its first
+        // pass, and one for the watches' initial lists, then nothing until the trust comes.
+        fake.clear_requests();
+        let shutdown = CancellationToken::new();
+        let running = tokio::spawn(certs.run(shutdown.clone()));
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        shutdown.cancel();
+        running.await.unwrap();
+        let secret_reads = fake
+            .requests()
+            .iter()
+            .filter(|r| r.verb == Verb::Get && r.resource == "secrets")
+            .count();
+        assert!(
+            (1..=3).contains(&secret_reads),
+            "{secret_reads} passes in 1.5 s: {:#?}",
+            fake.requests()
+        );
     }
 
     /// Replicas that start together all find no Secret and all create one: the API server keeps the

@@ -177,6 +177,17 @@ pub(super) fn plan(
         .first()
         .and_then(pki::not_after)
         .unwrap_or(now);
+    // A serving certificate is due at the start of its rotation window, unless its renewal waits
+    // for the new CA to be trusted: then time alone changes nothing before it expires (the caller
+    // knows when the trust comes). Its window start is already past then, and counting it would
+    // make every pass due at once, back to back, until the trust delay is over.
+    let serving_due = if waiting_for_trust {
+        serving_not_after
+    } else {
+        serving_not_after
+            .checked_sub(policy.cert_rotation_window)
+            .unwrap_or(now)
+    };
     let next_check = bundle
         .iter()
         .map(|(_, _, not_after)| *not_after)
@@ -184,9 +195,7 @@ pub(super) fn plan(
             signer_not_after
                 .checked_sub(policy.ca_rotation_window)
                 .unwrap_or(now),
-            serving_not_after
-                .checked_sub(policy.cert_rotation_window)
-                .unwrap_or(now),
+            serving_due,
         ])
         .min()
         .unwrap_or(now)

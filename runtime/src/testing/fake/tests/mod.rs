@@ -2,6 +2,8 @@
 
 mod apply;
 mod cache;
+#[cfg(feature = "envtest")]
+mod conformance;
 mod controller;
 mod migration;
 mod objects;
