@@ -150,10 +150,15 @@ for folder, dirs, files in os.walk(source):
     relative = os.path.relpath(folder, source)
     target = os.path.normpath(os.path.join(dest, relative))
     os.makedirs(target, exist_ok=True)
-    for name in files:
+    # Links to folders are listed with the folders (and not followed).
+    for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
         src, dst = os.path.join(folder, name), os.path.join(target, name)
         if os.path.islink(src):
-            if os.path.lexists(dst):
+            if os.path.islink(dst) and os.readlink(dst) == os.readlink(src):
+                continue
+            if os.path.isdir(dst) and not os.path.islink(dst):
+                shutil.rmtree(dst)
+            elif os.path.lexists(dst):
                 os.remove(dst)
             os.symlink(os.readlink(src), dst)
         elif not os.path.isfile(dst) or not filecmp.cmp(src, dst, shallow=False):

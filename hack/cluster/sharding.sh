@@ -13,22 +13,30 @@ memcached_generate() {
   mkdir -p examples
   cp "$root/hack/bench-sharding.rs" examples/bench.rs
   cp "$root/hack/cluster/kubelet-standin.rs" examples/kubelet-standin.rs
+  cp "$root/hack/cluster/apiserver-restart.rs" examples/apiserver-restart.rs
 }
 
-# Generates the Memcached project and builds its release manager, the bench driver and the kubelet
-# stand-in, in hack/bench-sharding's target dir; sets $project, $memcached_release (the manager),
-# $bench and $kubelet_standin.
+# Generates the Memcached project and builds its release manager in hack/bench-sharding's target
+# dir (the binary its figures are of), and in the debug build that `make run` shares, the
+# programs of hack/test-cluster: the bench driver, the kubelet stand-in and the API server restart
+# driver (with the runtime's envtest feature), whose own speed does not matter; writes its
+# manifests. Sets $project, $memcached_release (the manager), $bench, $kubelet_standin and
+# $restart_driver.
 build_memcached() {
   generate_project memcached-operator memcached_generate
   local release_dir="$root/target/release-size"
-  (cd "$project" && CARGO_TARGET_DIR="$release_dir" cargo build --quiet --locked --release \
-    --bin manager --example bench --example kubelet-standin)
+  (cd "$project" && CARGO_TARGET_DIR="$release_dir" cargo build --quiet --locked --release --bin manager &&
+    cargo run --quiet --locked --bin manifests >/dev/null &&
+    cargo build --quiet --locked --features operator-rs-runtime/envtest \
+      --example bench --example kubelet-standin --example apiserver-restart)
   mkdir -p "$state/bin"
   cp "$release_dir/release/manager" "$state/bin/memcached-manager"
-  cp "$release_dir/release/examples/bench" "$state/bin/bench-sharding"
-  cp "$release_dir/release/examples/kubelet-standin" "$state/bin/kubelet-standin"
-  memcached_release="$state/bin/memcached-manager" bench="$state/bin/bench-sharding"
-  kubelet_standin="$state/bin/kubelet-standin"
+  local program
+  for program in bench kubelet-standin apiserver-restart; do
+    cp "$CARGO_TARGET_DIR/debug/examples/$program" "$state/bin/$program"
+  done
+  memcached_release="$state/bin/memcached-manager" bench="$state/bin/bench"
+  kubelet_standin="$state/bin/kubelet-standin" restart_driver="$state/bin/apiserver-restart"
 }
 
 check_sharding() {

@@ -64,10 +64,13 @@ deployment_has() {
   equals "deployment/$1" '{.spec.replicas}/{.status.availableReplicas}/{.status.updatedReplicas}' "$2/$2/$2"
 }
 absent() { ! kubectl get -n "$ns" "$1" >/dev/null 2>&1; }
-# The reasons of the Events of OBJECT (kind/name), one a line.
+# "<type> <reason>" of each Event of KIND/NAME, one a line, as many times as it happened (a repeat
+# is a series of the first Event, not a new one).
 event_reasons() {
-  kubectl get events -n "$ns" --field-selector "involvedObject.kind=$1,involvedObject.name=$2" \
-    -o jsonpath='{range .items[*]}{.type} {.reason}{"\n"}{end}'
+  kubectl get events.v1.events.k8s.io -n "$ns" \
+    --field-selector "regarding.kind=$1,regarding.name=$2" \
+    -o jsonpath='{range .items[*]}{.type} {.reason} {.series.count}{"\n"}{end}' |
+    awk '{ for (i = 0; i < ($3 == "" ? 1 : $3); i++) print $1, $2 }'
 }
 # Checks that the Events of KIND/NAME include each of REASON (Normal) at least COUNT times.
 expect_events() {
@@ -141,7 +144,7 @@ tutorial_webserver() {
   local hash
   hash="$(field deployment/webserver-sample '{.spec.template.metadata.annotations.web\.example\.com/content-hash}')"
   kubectl create configmap -n "$ns" page --from-literal=index.html='<title>Hello again</title>' \
-    --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+    --dry-run=client -o yaml | kubectl apply -f - >/dev/null 2>&1
   step "rolled over to the changed page" 120 bash -c "h=\$(kubectl get -n $ns deployment/webserver-sample -o jsonpath='{.spec.template.metadata.annotations.web\.example\.com/content-hash}') && [[ \$h != $hash ]] && kubectl rollout status -n $ns deployment webserver-sample --timeout=2s"
   expect_events WebServer webserver-sample Created=3 Scaled=2 Upgraded=1
   (cd "$project" && kubectl delete -n "$ns" -k config/samples/ >/dev/null)

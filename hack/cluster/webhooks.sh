@@ -45,16 +45,18 @@ build_tc_webhooks() {
 # Calls through the webhooks for SECONDS at RATE a second (as the user of KUBECONFIG), in the
 # calls' namespace; prints what it counted.
 webhook_calls() {
-  KUBECONFIG="${KUBECONFIG:-}" "$tc_calls" "$tc_calls_namespace" "$1" "$2" | sed 's/^/    /'
+  "$tc_calls" "$tc_calls_namespace" "$1" "$2" | sed 's/^/    /'
 }
 
 # The requests each webhook path of the manager (metrics on PORT) answered, by code:
-# "<path> <code> <count>" lines.
+# "<path> <code> <count>" lines (the runtime writes the labels in that order).
 webhook_requests() {
   curl -fsS "http://127.0.0.1:$1/metrics" |
-    sed -n 's/^controller_runtime_webhook_requests_total{\(.*\)} \([0-9.e+]*\)$/\1 \2/p' |
-    sed 's/.*webhook="\([^"]*\)".*code="\([^"]*\)".* \(.*\)/\1 \2 \3/; s/.*code="\([^"]*\)".*webhook="\([^"]*\)".* \(.*\)/\2 \1 \3/'
+    sed -n 's/^controller_runtime_webhook_requests_total{webhook="\([^"]*\)",code="\([^"]*\)"} \(.*\)$/\1 \2 \3/p'
 }
+
+# The requests of PATH answered 200 in LISTING (of webhook_requests).
+answered() { awk -v p="$1" '$1 == p && $2 == 200 { n = $3 } END { printf "%d\n", n }' <<<"$2"; }
 
 # Checks that the manager on PORT answered every webhook (mutate, validate, convert) since BEFORE
 # (a webhook_requests listing), with 200 only; prints the counts.
@@ -64,8 +66,7 @@ check_webhooks_answered() {
   for kind in mutate validate convert; do
     path="$(awk -v k="/$kind" 'index($1, k) == 1 { print $1; exit }' <<<"$after")"
     [[ -n "$path" ]] || fail "the manager serves no /$kind... webhook"
-    count=$(( $(awk -v p="$path" '$1 == p && $2 == 200 { printf "%d", $3 }' <<<"$after") -
-      $(awk -v p="$path" '$1 == p && $2 == 200 { printf "%d", $3 }' <<<"$before" | sed 's/^$/0/') ))
+    count=$(($(answered "$path" "$after") - $(answered "$path" "$before")))
     errors="$(awk -v p="$path" '$1 == p && $2 != 200 && $3 > 0 { print $2 ": " $3 }' <<<"$after")"
     figure "answered by $path" "$count (200)${errors:+, errors: $errors}"
     ((count > 0)) || fail "no call reached $path"
@@ -152,11 +153,12 @@ start_deployed_manager() {
 # The caBundles of the mutating and validating configurations and of the CRD's conversion, one a
 # line, as they are now.
 ca_bundles() {
-  local prefix
-  prefix="$(sed -n 's/^--webhook-mutating-configuration=//p' "$tc_setup/args")"
-  kubectl get mutatingwebhookconfiguration "$prefix" -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'
-  prefix="$(sed -n 's/^--webhook-validating-configuration=//p' "$tc_setup/args")"
-  kubectl get validatingwebhookconfiguration "$prefix" -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'
+  local kind name
+  for kind in mutating validating; do
+    name="$(sed -n "s/^--webhook-$kind-configuration=//p" "$tc_setup/args")"
+    kubectl get "${kind}webhookconfiguration" "$name" \
+      -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'
+  done
   kubectl get crd "$tc_crd" -o jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}{"\n"}'
 }
 

@@ -297,10 +297,11 @@ impl Envtest {
         self.port
     }
 
-    /// Stops kube-apiserver (SIGTERM: it ends its requests and watches), waits `down_for`, and
-    /// starts it again on the same port and etcd; returns once it is ready. For tests of what
-    /// a client does while its API server goes away and comes back: controller-runtime's envtest
-    /// has no such restart, and a shared control plane cannot be restarted.
+    /// Stops kube-apiserver at once (SIGKILL, as a crash: a graceful stop waits up to a minute
+    /// for its clients' watches), waits `down_for`, and starts it again on the same port and
+    /// etcd; returns once it is ready. For tests of what a client does while its API server
+    /// goes away and comes back: controller-runtime's envtest has no such restart, and a shared
+    /// control plane cannot be restarted.
     pub async fn restart_api_server(&self, down_for: Duration) -> Result<(), EnvtestError> {
         use std::io::Write as _;
         let restarts = || std::fs::read_to_string(self.dir.join("restarts")).unwrap_or_default();
@@ -540,7 +541,7 @@ mod files {
 
     /// Runs etcd and kube-apiserver until its standard input closes (the test process ended or
     /// dropped its [`super::Envtest`]), then stops them (SIGTERM, SIGKILL after 10 s) and
-    /// removes the folder. A line `restart-api-server <seconds>` on its standard input stops
+    /// removes the folder. A line `restart-api-server <seconds>` on its standard input kills
     /// kube-apiserver, waits that long and starts it again, then counts the restart in the
     /// file `restarts`. A non-interactive shell starts background jobs with SIGINT ignored,
     /// so a Ctrl-C of `cargo test` reaches the test process, whose end then stops them in order.
@@ -563,7 +564,7 @@ mod files {
              trap '' INT TERM HUP\n\
              while read -r command seconds; do\n\
              \x20 [ \"$command\" = restart-api-server ] || continue\n\
-             \x20 kill -TERM $apiserver 2>/dev/null; wait $apiserver; sleep \"$seconds\"\n\
+             \x20 kill -KILL $apiserver 2>/dev/null; wait $apiserver; sleep \"$seconds\"\n\
              \x20 {api_server} >>kube-apiserver.log 2>&1 </dev/null &\n\
              \x20 apiserver=$!\n\
              \x20 echo $(($(cat restarts) + 1)) >restarts\n\
