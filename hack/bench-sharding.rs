@@ -2,33 +2,33 @@
 //! (the script copies it to `examples/bench.rs` there, so it uses the project's own `Memcached`
 //! type and Cargo.lock).
 //!
-//! It serves the runtime's `FakeApiServer` over HTTP (with its stand-in Deployment controller),
-//! stores a cold backlog of N copies of the project's Memcached sample, then starts R processes of
-//! the project's release `manager` against it (2 workers each; with R > 1, `--leader-elect
-//! --sharding`) and waits until every Memcached is Available and no request has come for a second.
-//! It prints the wall time to converge, each replica's share of the objects (its shard label) and
-//! peak RSS (`VmHWM`: the fake's storage is in this process, not there), split into its peak
-//! anonymous memory (heap and stacks, sampled every 10 ms: what the objects cost, and what sharding
-//! divides) and the pages of the binary it maps (the same for every replica, whatever it holds),
-//! the API writes per object apart from Events and Leases, the label writes of sharding, and the
-//! reconciliations per object. It also prints the CPU time of each replica and of the fake API
-//! server (this process): on a machine with fewer cores than processes, the wall time of R replicas
-//! says little of what they would take on nodes of their own, and their CPU time says what sharding
-//! costs or saves in work.
+//! It serves operator-rs-testing's `FakeApiServer` over HTTP (with its stand-in Deployment
+//! controller), stores a cold backlog of N copies of the project's Memcached sample, then starts R
+//! processes of the project's release `manager` against it (2 workers each; with R > 1,
+//! `--leader-elect --sharding`) and waits until every Memcached is Available and no request has
+//! come for a second. It prints the wall time to converge, each replica's share of the objects (its
+//! shard label) and peak RSS (`VmHWM`: the fake's storage is in this process, not there), split
+//! into its peak anonymous memory (heap and stacks, sampled every 10 ms: what the objects cost, and
+//! what sharding divides) and the pages of the binary it maps (the same for every replica, whatever
+//! it holds), the API writes per object apart from Events and Leases, the label writes of sharding,
+//! and the reconciliations per object. It also prints the CPU time of each replica and of the fake
+//! API server (this process): on a machine with fewer cores than processes, the wall time of R
+//! replicas says little of what they would take on nodes of their own, and their CPU time says what
+//! sharding costs or saves in work.
 //!
 //! With `--kill`, one replica that does not lead is killed with SIGKILL once a quarter of the
 //! backlog has converged, and the time until its share is converged by the others is printed;
 //! with `--kill-leader`, the elected replica instead (the worst case: a new one must be elected
 //! before the share moves).
 //!
-//! With `--cluster`, the objects live in the cluster of `KUBECONFIG` instead: in a namespace of
-//! the run's own (`bench-sharding-<pid>`), which the managers watch alone (`WATCH_NAMESPACE`)
-//! and hold their Leases in, the CRD installed if it was not; the cluster's Deployment controller
-//! makes the pods, and the runtime's stand-in for the kubelet (`testing::kubelet`) marks them
-//! ready, so a control plane without nodes will do. The requests per object are then the
-//! managers' own counts (`rest_client_requests_total`), Leases and Events included. At the end
-//! the namespace goes (the Memcacheds' finalizers removed first: the managers are gone), and the
-//! CRD if the run installed it.
+//! With `--cluster`, the objects live in the cluster of `KUBECONFIG` instead: in a namespace of the
+//! run's own (`bench-sharding-<pid>`), which the managers watch alone (`WATCH_NAMESPACE`) and hold
+//! their Leases in, the CRD installed if it was not; the cluster's Deployment controller makes the
+//! pods, and operator-rs-testing's stand-in for the kubelet (`operator_rs_testing::kubelet`) marks
+//! them ready, so a control plane without nodes will do. The requests per object are then the
+//! managers' own counts (`rest_client_requests_total`), Leases and Events included. At the end the
+//! namespace goes (the Memcacheds' finalizers removed first: the managers are gone), and the CRD if
+//! the run installed it.
 //!
 //! usage: bench N R MANAGER [--kill | --kill-leader] [--cluster]
 
@@ -46,9 +46,9 @@ use kube::runtime::wait::{await_condition, conditions};
 use kube::{Api, Client, CustomResourceExt as _, ResourceExt as _};
 use memcached_operator::api::v1alpha1::Memcached;
 use operator_rs_runtime::sharding::SHARD_LABEL;
-use operator_rs_runtime::testing::fake::{FakeApiServer, RecordedRequest, Verb};
-use operator_rs_runtime::testing::from_yaml;
-use operator_rs_runtime::testing::kubelet::Kubelet;
+use operator_rs_testing::fake::{FakeApiServer, RecordedRequest, Verb};
+use operator_rs_testing::from_yaml;
+use operator_rs_testing::kubelet::Kubelet;
 
 const USAGE: &str = "usage: bench N R MANAGER [--kill | --kill-leader] [--cluster]";
 
@@ -280,8 +280,8 @@ fn print_fake_writes(fake: &FakeApiServer, n: usize) {
     );
 }
 
-/// Where the Memcacheds live: the runtime's fake API server in this process, served over HTTP, or
-/// the cluster of `KUBECONFIG`, in a namespace of the run's own.
+/// Where the Memcacheds live: operator-rs-testing's fake API server in this process, served over
+/// HTTP, or the cluster of `KUBECONFIG`, in a namespace of the run's own.
 enum Backend {
     Fake {
         fake: FakeApiServer,

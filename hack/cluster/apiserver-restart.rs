@@ -1,16 +1,16 @@
-//! The driver of hack/test-cluster's apiserver-restart check, built as an example of the
-//! tutorial's Memcached project (with the runtime's `envtest` feature), so it uses the project's
-//! own `Memcached` type.
+//! The driver of hack/test-cluster's apiserver-restart check, built as an example of the tutorial's
+//! Memcached project (with operator-rs-testing's `envtest` feature), so it uses the project's own
+//! `Memcached` type.
 //!
 //! The shared control plane cannot be restarted (others use it): this starts a private one with
-//! the runtime's envtest (etcd and kube-apiserver from `KUBEBUILDER_ASSETS`, the project's CRDs of
-//! `config/crd/bases` installed), stores a backlog of N Memcacheds, starts the project's manager
-//! against it, and once a third of their Deployments exist restarts the API server
-//! (`Envtest::restart_api_server`: killed, down for 3 s, started again on the same port and
-//! etcd). It prints when and for how long the API server was away, and how long the manager took
-//! to converge after: every Memcached with its Deployment and an Available condition reported
-//! (False: envtest has no controller manager, so no pod ever runs). It fails if the manager exits
-//! or does not converge within 3 minutes.
+//! operator-rs-testing's envtest (etcd and kube-apiserver from `KUBEBUILDER_ASSETS`, the project's
+//! CRDs of `config/crd/bases` installed), stores a backlog of N Memcacheds, starts the project's
+//! manager against it, and once a third of their Deployments exist restarts the API server
+//! (`Envtest::restart_api_server`: killed, down for 3 s, started again on the same port and etcd).
+//! It prints when and for how long the API server was away, and how long the manager took to
+//! converge after: every Memcached with its Deployment and an Available condition reported (False:
+//! envtest has no controller manager, so no pod ever runs). It fails if the manager exits or does
+//! not converge within 3 minutes.
 //!
 //! usage: apiserver-restart N MANAGER
 
@@ -21,7 +21,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{ListParams, PostParams};
 use kube::{Api, Client};
 use memcached_operator::api::v1alpha1::{Memcached, MemcachedSpec};
-use operator_rs_runtime::testing::envtest::{CRD_DIR, Envtest, Options};
+use operator_rs_testing::envtest::{CRD_DIR, Envtest, Options};
 
 /// How long the API server stays down.
 const DOWN_FOR: Duration = Duration::from_secs(3);

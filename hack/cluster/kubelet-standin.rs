@@ -1,4 +1,4 @@
-//! The runtime's stand-in for the kubelet (`operator_rs_runtime::testing::kubelet`) as a program,
+//! operator-rs-testing's stand-in for the kubelet (`operator_rs_testing::kubelet`) as a program,
 //! for scripts that run operators against a control plane without nodes (hack/test-cluster): the
 //! pods of the namespaces given become Running and Ready (and those that run to completion
 //! Succeeded), so that the Deployment controller counts them available. It runs until SIGTERM or
@@ -9,7 +9,7 @@
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::{Api, Client};
-use operator_rs_runtime::testing::kubelet::Kubelet;
+use operator_rs_testing::kubelet::Kubelet;
 use tokio::signal::unix::{SignalKind, signal};
 
 #[tokio::main(flavor = "current_thread")]

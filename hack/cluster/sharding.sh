@@ -19,7 +19,7 @@ memcached_generate() {
 # Generates the Memcached project and builds its release manager in hack/bench-sharding's target
 # dir (the binary its figures are of), and in the debug build that `make run` shares, the
 # programs of hack/test-cluster: the bench driver, the kubelet stand-in and the API server restart
-# driver (with the runtime's envtest feature), whose own speed does not matter; writes its
+# driver (with operator-rs-testing's envtest feature), whose own speed does not matter; writes its
 # manifests. Sets $project, $memcached_release (the manager), $bench, $kubelet_standin and
 # $restart_driver.
 build_memcached() {
@@ -27,7 +27,7 @@ build_memcached() {
   local release_dir="$root/target/release-size"
   (cd "$project" && CARGO_TARGET_DIR="$release_dir" cargo build --quiet --locked --release --bin manager &&
     cargo run --quiet --locked --bin manifests >/dev/null &&
-    cargo build --quiet --locked --features operator-rs-runtime/envtest \
+    cargo build --quiet --locked --features operator-rs-testing/envtest \
       --example bench --example kubelet-standin --example apiserver-restart)
   mkdir -p "$state/bin"
   cp "$release_dir/release/manager" "$state/bin/memcached-manager"

@@ -2,8 +2,8 @@
 # step by step as a reader runs them: `make install run`, the samples, then each step's outcome
 # waited for and timed. Each in a namespace of its own, which the manager alone watches
 # (WATCH_NAMESPACE: others' objects of the same kinds are not touched); pods are marked ready by
-# the runtime's stand-in for the kubelet (hack/cluster/kubelet-standin.rs). The CRDs go at the end
-# unless they were there before (someone else's).
+# operator-rs-testing's stand-in for the kubelet (hack/cluster/kubelet-standin.rs). The CRDs go at
+# the end unless they were there before (someone else's).
 
 check_tutorials() {
   build_memcached
@@ -12,10 +12,15 @@ check_tutorials() {
   tutorial_at
 }
 
-# A copy of an example of examples/ in $state, its runtime link made absolute; sets $project.
+# A copy of an example of examples/ in $state, its links to the runtime and testing crates made
+# absolute; sets $project.
 example_project() {
   local name="$1"
-  copy_example() { cp -a "$root/examples/$name/." . && ln -sfn "$root/runtime" operator-rs-runtime; }
+  copy_example() {
+    cp -a "$root/examples/$name/." .
+    ln -sfn "$root/runtime" operator-rs-runtime
+    ln -sfn "$root/testing" operator-rs-testing
+  }
   generate_project "$name" copy_example
 }
 
