@@ -94,7 +94,8 @@ tutorial_memcached() {
   project="$state/memcached-operator"
   ns=tc-tutorial-memcached
   tutorial_start "$ns" "$memcached_crd"
-  local m=memcached/memcached-sample
+  # Named with its group: another project's Memcached kind (the webhook checks') may be installed.
+  local m=memcacheds.cache.example.com/memcached-sample
   (cd "$project" && kubectl apply -n "$ns" -k config/samples/ >/dev/null)
   step "sample Available" 120 equals "$m" '{.status.conditions[?(@.type=="Available")].status}' True
   deployment_has memcached-sample 1 || fail "the Deployment does not have 1 available replica"
@@ -127,7 +128,7 @@ tutorial_webserver() {
   example_project webserver-operator
   ns=tc-tutorial-webserver
   tutorial_start "$ns" webservers.web.example.com
-  local w=webserver/webserver-sample
+  local w=webservers.web.example.com/webserver-sample
   (cd "$project" && kubectl apply -n "$ns" -k config/samples/ >/dev/null)
   step "sample Available" 120 equals "$w" '{.status.conditions[?(@.type=="Available")].status}' True
   deployment_has webserver-sample 3 || fail "the Deployment does not have 3 available replicas"
@@ -172,16 +173,16 @@ spec:
   schedule: "$(date -u -d '+10 seconds' +%Y-%m-%dT%H:%M:%SZ)"
   command: echo "Hello from At"
 EOF2
-  step "PENDING" 30 equals at/at-later '{.status.phase}' PENDING
+  step "PENDING" 30 equals ats.at.example.com/at-later '{.status.phase}' PENDING
   absent pod/at-later-pod || fail "the Pod was created before its time"
-  step "DONE, after its schedule" 60 equals at/at-later '{.status.phase}' DONE
+  step "DONE, after its schedule" 60 equals ats.at.example.com/at-later '{.status.phase}' DONE
   figure "Pod" "$(field pod/at-later-pod '{.status.phase} {.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')"
   equals pod/at-later-pod '{.status.phase} {.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}' \
     'Succeeded At/at-later' || fail "the Pod did not succeed, owned by the At"
   expect_events At at-later Scheduled=1 Started=1 Finished=1
   (cd "$project" && kubectl apply -n "$ns" -k config/samples/ >/dev/null)
-  step "the sample (due already) DONE" 60 equals at/at-sample '{.status.phase}' DONE
-  kubectl delete -n "$ns" at at-later at-sample >/dev/null
+  step "the sample (due already) DONE" 60 equals ats.at.example.com/at-sample '{.status.phase}' DONE
+  kubectl delete -n "$ns" ats.at.example.com at-later at-sample >/dev/null
   step "deleted, Pods gone" 60 bash -c "! kubectl get -n $ns pod/at-later-pod >/dev/null 2>&1 && ! kubectl get -n $ns pod/at-sample-pod >/dev/null 2>&1"
   tutorial_stop "$ns"
 }
