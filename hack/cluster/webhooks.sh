@@ -113,11 +113,14 @@ without_conversion() {
     >/dev/null 2>&1 || true
 }
 
-# Removes what webhook_setup applied and the Memcacheds the checks made: their finalizers first
-# (the manager is gone), then the CRD with them, and only then their namespaces, whose deletion
-# would otherwise list them in v1 through a conversion webhook nobody serves.
+# Removes what webhook_setup applied and the Memcacheds the checks made: the webhook
+# configurations first (the manager that served them is gone, and they would refuse the patches
+# below), then the Memcacheds' finalizers, then the CRD with them, and only then their namespaces,
+# whose deletion would otherwise list them in v1 through a conversion webhook nobody serves.
 webhook_teardown() {
   [[ -f "$tc_setup/objects.yaml" ]] || return 0
+  kubectl get -f "$tc_setup/objects.yaml" --ignore-not-found -o name 2>/dev/null |
+    grep 'webhookconfiguration' | xargs -r kubectl delete --ignore-not-found >/dev/null 2>&1 || true
   without_conversion
   local namespace
   for namespace in "$tc_calls_namespace" tc-migration; do
