@@ -2,38 +2,55 @@
 //! (the script copies it to `examples/bench.rs` there, so it uses the project's own `Memcached`
 //! type and Cargo.lock).
 //!
-//! It serves the runtime's `FakeApiServer` over HTTP (with its stand-in Deployment controller),
-//! stores a cold backlog of N copies of the project's Memcached sample, then starts R processes of
-//! the project's release `manager` against it (2 workers each; with R > 1, `--leader-elect
-//! --sharding`) and waits until every Memcached is Available and no request has come for a second.
-//! It prints the wall time to converge, each replica's share of the objects (its shard label) and
-//! peak RSS (`VmHWM`: the fake's storage is in this process, not there), split into its peak
-//! anonymous memory (heap and stacks, sampled every 10 ms: what the objects cost, and what sharding
-//! divides) and the pages of the binary it maps (the same for every replica, whatever it holds),
-//! the API writes per object apart from Events and Leases, the label writes of sharding, and the
-//! reconciliations per object. It also prints the CPU time of each replica and of the fake API
-//! server (this process): on a machine with fewer cores than processes, the wall time of R replicas
-//! says little of what they would take on nodes of their own, and their CPU time says what sharding
-//! costs or saves in work.
+//! It serves operator-rs-testing's `FakeApiServer` over HTTP (with its stand-in Deployment
+//! controller), stores a cold backlog of N copies of the project's Memcached sample, then starts R
+//! processes of the project's release `manager` against it (2 workers each; with R > 1,
+//! `--leader-elect --sharding`) and waits until every Memcached is Available and no request has
+//! come for a second. It prints the wall time to converge, each replica's share of the objects (its
+//! shard label) and peak RSS (`VmHWM`: the fake's storage is in this process, not there), split
+//! into its peak anonymous memory (heap and stacks, sampled every 10 ms: what the objects cost, and
+//! what sharding divides) and the pages of the binary it maps (the same for every replica, whatever
+//! it holds), the API writes per object apart from Events and Leases, the label writes of sharding,
+//! and the reconciliations per object. It also prints the CPU time of each replica and of the fake
+//! API server (this process): on a machine with fewer cores than processes, the wall time of R
+//! replicas says little of what they would take on nodes of their own, and their CPU time says what
+//! sharding costs or saves in work.
 //!
 //! With `--kill`, one replica that does not lead is killed with SIGKILL once a quarter of the
 //! backlog has converged, and the time until its share is converged by the others is printed;
 //! with `--kill-leader`, the elected replica instead (the worst case: a new one must be elected
 //! before the share moves).
 //!
-//! usage: bench N R MANAGER [--kill | --kill-leader]
+//! With `--cluster`, the objects live in the cluster of `KUBECONFIG` instead: in a namespace of the
+//! run's own (`bench-sharding-<pid>`), which the managers watch alone (`WATCH_NAMESPACE`) and hold
+//! their Leases in, the CRD installed if it was not; the cluster's Deployment controller makes the
+//! pods, and operator-rs-testing's stand-in for the kubelet (`operator_rs_testing::kubelet`) marks
+//! them ready, so a control plane without nodes will do. The requests per object are then the
+//! managers' own counts (`rest_client_requests_total`), Leases and Events included. At the end the
+//! namespace goes (the Memcacheds' finalizers removed first: the managers are gone), and the CRD if
+//! the run installed it.
+//!
+//! usage: bench N R MANAGER [--kill | --kill-leader] [--cluster]
 
 use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kube::{CustomResourceExt as _, ResourceExt as _};
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::wait::{await_condition, conditions};
+use kube::{Api, Client, CustomResourceExt as _, ResourceExt as _};
 use memcached_operator::api::v1alpha1::Memcached;
 use operator_rs_runtime::sharding::SHARD_LABEL;
-use operator_rs_testing::fake::{FakeApiServer, Verb};
+use operator_rs_testing::fake::{FakeApiServer, RecordedRequest, Verb};
 use operator_rs_testing::from_yaml;
+use operator_rs_testing::kubelet::Kubelet;
+
+const USAGE: &str = "usage: bench N R MANAGER [--kill | --kill-leader] [--cluster]";
 
 /// The Memcached of the project's samples (`hack/memcached-project` makes it; the driver runs in
 /// the project's folder).
@@ -67,56 +84,108 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let parse = |i: usize| args.get(i).and_then(|value| value.parse::<usize>().ok());
     let (Some(n), Some(r), Some(manager)) = (parse(1), parse(2), args.get(3)) else {
-        eprintln!("usage: bench N R MANAGER [--kill | --kill-leader]");
+        eprintln!("{USAGE}");
         std::process::exit(2);
     };
-    let kill = match args.get(4).map(String::as_str) {
-        None => None,
-        Some("--kill") => Some(Victim::Member),
-        Some("--kill-leader") => Some(Victim::Leader),
-        Some(other) => panic!("unknown option {other}"),
-    };
+    let (mut kill, mut cluster) = (None, false);
+    for option in &args[4..] {
+        match option.as_str() {
+            "--kill" => kill = Some(Victim::Member),
+            "--kill-leader" => kill = Some(Victim::Leader),
+            "--cluster" => cluster = true,
+            other => panic!("unknown option {other}\n{USAGE}"),
+        }
+    }
     assert!(r >= 1, "R must be at least 1");
     assert!(
         kill.is_none() || r >= 2,
         "killing a replica needs at least 2"
     );
-
-    let fake = FakeApiServer::new();
-    fake.register_crd(&Memcached::crd())
-        .simulate_deployments(true);
     // N copies of the project's sample, as a user applies it (`kubectl apply -k config/samples`):
     // its labels and spec (one pod each), under names of their own.
     let yaml = std::fs::read_to_string(SAMPLE).expect("the project's sample");
     let sample: Memcached = from_yaml(&yaml).expect("the sample is a Memcached");
-    for i in 0..n {
+    let backlog = (0..n).map(|i| {
         let mut object = sample.clone();
         object.metadata.name = Some(format!("memcached-{i}"));
-        object.metadata.namespace = Some("default".to_owned());
-        fake.put(&object);
-    }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let server = fake.clone();
-    tokio::spawn(async move { server.serve(listener).await });
-
-    let work = std::env::temp_dir().join(format!("bench-sharding-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
-    let kubeconfig = work.join("kubeconfig");
-    std::fs::write(&kubeconfig, kubeconfig_for(&format!("http://{address}"))).unwrap();
+        object
+    });
+    let backend = if cluster {
+        Backend::cluster(backlog).await
+    } else {
+        Backend::fake(backlog).await
+    };
 
     let start = Instant::now();
     let mut replicas: Vec<Replica> = (0..r)
-        .map(|i| start_replica(manager, &kubeconfig, i, r > 1))
+        .map(|i| start_replica(manager, &backend, i, r > 1))
         .collect();
     let anon = sample_peak_anon(replicas.iter().map(|replica| replica.child.id()).collect());
+    let after_kill = converge(&backend, &mut replicas, n, kill).await;
+    let converged = start.elapsed();
+    backend.wait_until_idle(&replicas).await;
+    let shares = shares(&backend.objects().await);
+    let mut reconciles = 0;
+    let mut requests = RequestCounts::default();
+    for replica in replicas.iter_mut().filter(|replica| !replica.killed) {
+        reconciles += reconcile_total(replica.metrics);
+        requests.add(&scrape(replica.metrics));
+        replica.read_usage();
+        replica.child.kill().unwrap();
+        replica.child.wait().unwrap();
+    }
+    backend.clean_up().await;
 
+    println!("objects:                 {n}");
+    println!(
+        "replicas:                {r}{}{}",
+        if r > 1 { " (--sharding)" } else { "" },
+        if cluster {
+            ", against the cluster of KUBECONFIG"
+        } else {
+            ""
+        },
+    );
+    println!("wall time to converge:   {converged:.2?}");
+    if let Some(after) = after_kill {
+        println!("converged after kill:    {after:.2?}");
+    }
+    print_replicas(&replicas, &shares, &anon, r);
+    let managers: Duration = replicas.iter().map(|replica| replica.cpu).sum();
+    match &backend {
+        Backend::Fake { fake, .. } => {
+            println!(
+                "CPU time:                {managers:.2?} in the managers, {:.2?} in the fake API server and this driver",
+                cpu_time("self")
+            );
+            print_fake_writes(fake, n);
+        }
+        Backend::Cluster { .. } => {
+            println!("CPU time:                {managers:.2?} in the managers");
+            requests.print(n);
+        }
+    }
+    println!(
+        "reconciles per object:   {:.2}",
+        reconciles as f64 / n as f64
+    );
+}
+
+/// Runs the managers until every Memcached is Available (and, after a kill, none is left on
+/// the replica killed); with `kill`, kills one replica once a quarter has converged. Returns
+/// how long the objects took to converge after the kill.
+async fn converge(
+    backend: &Backend,
+    replicas: &mut [Replica],
+    n: usize,
+    kill: Option<Victim>,
+) -> Option<Duration> {
     let mut killed: Option<(String, Instant)> = None;
-    let mut after_kill = None;
     loop {
-        // Not too often: each look copies every object out of the fake, under its lock.
+        // Not too often: each look copies every object out of the fake (under its lock), or
+        // lists them from the API server.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let objects = fake.list::<Memcached>();
+        let objects = backend.objects().await;
         let converged = objects.iter().filter(|o| available(o)).count();
         let of_killed = killed.as_ref().map_or(0, |(member, _)| {
             let label = |o: &&Memcached| o.labels().get(SHARD_LABEL).cloned();
@@ -124,10 +193,7 @@ async fn main() {
             objects.iter().filter(shard).count()
         });
         if converged == n && of_killed == 0 {
-            if let Some((_, at)) = &killed {
-                after_kill = Some(at.elapsed());
-            }
-            break;
+            return killed.map(|(_, at)| at.elapsed());
         }
         if let (Some(target), None) = (kill, &killed)
             && converged >= n / 4
@@ -156,51 +222,16 @@ async fn main() {
             }
         }
     }
-    let converged = start.elapsed();
-    // Until the managers have been idle for a second (Lease renewals apart): late writes count.
-    let busy = |fake: &FakeApiServer| {
-        let requests = fake.requests();
-        requests.iter().filter(|r| r.resource != "leases").count()
-    };
-    let mut requests = busy(&fake);
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let now = busy(&fake);
-        if now == requests {
-            break;
-        }
-        requests = now;
-    }
-    let shares = shares(&fake.list::<Memcached>());
-    let mut reconciles = 0;
-    for replica in replicas.iter_mut().filter(|replica| !replica.killed) {
-        reconciles += reconcile_total(replica.metrics);
-        replica.read_usage();
-        replica.child.kill().unwrap();
-        replica.child.wait().unwrap();
-    }
-    std::fs::remove_dir_all(&work).unwrap();
+}
 
-    let requests = fake.requests();
-    let writes_of = |resource: &str| {
-        let of = |r: &&operator_rs_testing::fake::RecordedRequest| {
-            r.verb.is_write() && r.resource == resource
-        };
-        requests.iter().filter(of).count()
-    };
-    let (events, leases) = (writes_of("events"), writes_of("leases"));
-    let writes = fake.writes() - events - leases;
-    let per = |count: usize| count as f64 / n as f64;
-    println!("objects:                 {n}");
-    println!(
-        "replicas:                {r}{}",
-        if r > 1 { " (--sharding)" } else { "" }
-    );
-    println!("wall time to converge:   {converged:.2?}");
-    if let Some(after) = after_kill {
-        println!("converged after kill:    {after:.2?}");
-    }
-    for replica in &replicas {
+/// Each replica's peak memory, CPU time and share of the objects.
+fn print_replicas(
+    replicas: &[Replica],
+    shares: &BTreeMap<String, usize>,
+    anon: &std::sync::Mutex<BTreeMap<u32, u64>>,
+    r: usize,
+) {
+    for replica in replicas {
         let share = shares.get(&member_of(replica)).copied().unwrap_or(0);
         let mib = |kib: u64| kib as f64 / 1024.0;
         let peak = mib(replica.peak.unwrap_or(0));
@@ -222,11 +253,18 @@ async fn main() {
             replica.name, replica.cpu
         );
     }
-    let managers: Duration = replicas.iter().map(|replica| replica.cpu).sum();
-    println!(
-        "CPU time:                {managers:.2?} in the managers, {:.2?} in the fake API server and this driver",
-        cpu_time("self")
-    );
+}
+
+/// The writes the fake API server recorded, per object.
+fn print_fake_writes(fake: &FakeApiServer, n: usize) {
+    let requests = fake.requests();
+    let writes_of = |resource: &str| {
+        let of = |r: &&RecordedRequest| r.verb.is_write() && r.resource == resource;
+        requests.iter().filter(of).count()
+    };
+    let (events, leases) = (writes_of("events"), writes_of("leases"));
+    let writes = fake.writes() - events - leases;
+    let per = |count: usize| count as f64 / n as f64;
     println!(
         "API writes per object:   {:.2} (and {:.2} Events, {leases} Lease writes)",
         per(writes),
@@ -240,7 +278,226 @@ async fn main() {
         "  patches of Memcacheds: {:.2} (the finalizer, and the labels of sharding)",
         per(patches)
     );
-    println!("reconciles per object:   {:.2}", per(reconciles));
+}
+
+/// Where the Memcacheds live: operator-rs-testing's fake API server in this process, served over
+/// HTTP, or the cluster of `KUBECONFIG`, in a namespace of the run's own.
+enum Backend {
+    Fake {
+        fake: FakeApiServer,
+        /// The kubeconfig of the fake for the managers, in `work`.
+        kubeconfig: PathBuf,
+        work: PathBuf,
+    },
+    Cluster {
+        client: Client,
+        namespace: String,
+        /// Whether the run installed the CRD (then it deletes it at the end).
+        installed_crd: bool,
+        /// The stand-in for the kubelet, which makes the Deployments' pods ready.
+        kubelet: tokio::task::JoinHandle<()>,
+    },
+}
+
+impl Backend {
+    /// The fake API server, with its stand-in Deployment controller, holding `backlog`.
+    async fn fake(backlog: impl Iterator<Item = Memcached>) -> Backend {
+        let fake = FakeApiServer::new();
+        fake.register_crd(&Memcached::crd())
+            .simulate_deployments(true);
+        for mut object in backlog {
+            object.metadata.namespace = Some("default".to_owned());
+            fake.put(&object);
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = fake.clone();
+        tokio::spawn(async move { server.serve(listener).await });
+        let work = std::env::temp_dir().join(format!("bench-sharding-{}", std::process::id()));
+        std::fs::create_dir_all(&work).unwrap();
+        let kubeconfig = work.join("kubeconfig");
+        std::fs::write(&kubeconfig, kubeconfig_for(&format!("http://{address}"))).unwrap();
+        Backend::Fake {
+            fake,
+            kubeconfig,
+            work,
+        }
+    }
+
+    /// A namespace of the cluster of `KUBECONFIG` holding `backlog`, the CRD installed if it was
+    /// not, and a stand-in for the kubelet for the namespace (there may be no nodes).
+    async fn cluster(backlog: impl Iterator<Item = Memcached>) -> Backend {
+        let client = Client::try_default()
+            .await
+            .expect("a cluster in KUBECONFIG");
+        let namespace = format!("bench-sharding-{}", std::process::id());
+        // The CRD of a user's `make install` if there is one (maybe someone else's: left as it is).
+        let crds = Api::<CustomResourceDefinition>::all(client.clone());
+        let crd = Memcached::crd();
+        let name = crd.name_any();
+        let installed_crd = crds.get_opt(&name).await.unwrap().is_none();
+        if installed_crd {
+            crds.create(&PostParams::default(), &crd).await.unwrap();
+        }
+        let established = conditions::is_crd_established();
+        let wait = await_condition(crds, &name, established);
+        tokio::time::timeout(Duration::from_secs(30), wait)
+            .await
+            .expect("the CRD is established in 30 s")
+            .unwrap();
+        let namespaces = Api::<Namespace>::all(client.clone());
+        let object = serde_json::json!({ "metadata": { "name": namespace } });
+        let object = serde_json::from_value(object).unwrap();
+        namespaces
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
+        let api = Api::<Memcached>::namespaced(client.clone(), &namespace);
+        for object in backlog {
+            // The CRD's new version may take a moment to be served everywhere.
+            let mut tries = 0;
+            while let Err(error) = api.create(&PostParams::default(), &object).await {
+                tries += 1;
+                assert!(tries < 20, "creating {}: {error}", object.name_any());
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+        let pods = Api::<Pod>::namespaced(client.clone(), &namespace);
+        let kubelet = tokio::spawn(Kubelet::new(pods).run());
+        Backend::Cluster {
+            client,
+            namespace,
+            installed_crd,
+            kubelet,
+        }
+    }
+
+    /// The Memcacheds as they are now.
+    async fn objects(&self) -> Vec<Memcached> {
+        match self {
+            Backend::Fake { fake, .. } => fake.list::<Memcached>(),
+            Backend::Cluster {
+                client, namespace, ..
+            } => {
+                let api = Api::<Memcached>::namespaced(client.clone(), namespace);
+                match api.list(&ListParams::default()).await {
+                    Ok(list) => list.items,
+                    Err(error) => {
+                        eprintln!("listing the Memcacheds: {error}");
+                        Vec::new()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits until the managers have been idle for a second, so that late writes count: no
+    /// request to the fake but for Leases; against a cluster, whose requests the managers count
+    /// without telling Leases apart, no more than two a replica (a renewal's read and write).
+    async fn wait_until_idle(&self, replicas: &[Replica]) {
+        let live = || replicas.iter().filter(|replica| !replica.killed);
+        let (busy, allowance) = match self {
+            Backend::Fake { fake, .. } => {
+                let busy = || {
+                    let requests = fake.requests();
+                    requests.iter().filter(|r| r.resource != "leases").count()
+                };
+                (Box::new(busy) as Box<dyn Fn() -> usize>, 0)
+            }
+            Backend::Cluster { .. } => {
+                let busy = || live().map(|replica| requests_total(replica.metrics)).sum();
+                (Box::new(busy) as Box<dyn Fn() -> usize>, 2 * live().count())
+            }
+        };
+        let mut requests = busy();
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = busy();
+            if now <= requests + allowance {
+                break;
+            }
+            requests = now;
+        }
+    }
+
+    /// Removes what the run made: the fake's files, or the cluster's namespace (the managers
+    /// are gone: the Memcacheds' finalizers are removed first) and the CRD if the run installed it.
+    async fn clean_up(&self) {
+        match self {
+            Backend::Fake { work, .. } => std::fs::remove_dir_all(work).unwrap(),
+            Backend::Cluster {
+                client,
+                namespace,
+                installed_crd,
+                kubelet,
+            } => {
+                kubelet.abort();
+                let api = Api::<Memcached>::namespaced(client.clone(), namespace);
+                let unfinalized =
+                    Patch::Merge(serde_json::json!({ "metadata": { "finalizers": null } }));
+                for object in api.list(&ListParams::default()).await.unwrap() {
+                    let name = object.name_any();
+                    api.patch(&name, &PatchParams::default(), &unfinalized)
+                        .await
+                        .unwrap();
+                }
+                let namespaces = Api::<Namespace>::all(client.clone());
+                namespaces
+                    .delete(namespace, &Default::default())
+                    .await
+                    .unwrap();
+                if *installed_crd {
+                    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+                    let name = Memcached::crd().name_any();
+                    crds.delete(&name, &Default::default()).await.unwrap();
+                }
+            }
+        }
+    }
+}
+
+/// The requests the managers sent, from their `rest_client_requests_total`, by method.
+#[derive(Default)]
+struct RequestCounts {
+    by_method: BTreeMap<String, f64>,
+}
+
+impl RequestCounts {
+    /// Adds the counts of one manager's `/metrics`.
+    fn add(&mut self, metrics: &str) {
+        for line in metrics.lines() {
+            let Some(labels) = line.strip_prefix("rest_client_requests_total{") else {
+                continue;
+            };
+            let method = labels
+                .split("method=\"")
+                .nth(1)
+                .and_then(|rest| rest.split('"').next())
+                .unwrap_or("?");
+            let value = line.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok());
+            *self.by_method.entry(method.to_owned()).or_default() += value.unwrap_or(0.0);
+        }
+    }
+
+    fn print(&self, n: usize) {
+        let total: f64 = self.by_method.values().sum();
+        let writes: f64 = self
+            .by_method
+            .iter()
+            .filter(|(method, _)| !matches!(method.as_str(), "GET" | "LIST" | "WATCH"))
+            .map(|(_, count)| count)
+            .sum();
+        println!(
+            "API requests per object: {:.2}, of which writes {:.2} (the managers' rest_client_requests_total: Events and Leases included; {})",
+            total / n as f64,
+            writes / n as f64,
+            self.by_method
+                .iter()
+                .map(|(method, count)| format!("{method} {count}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
 }
 
 impl Replica {
@@ -253,12 +510,7 @@ impl Replica {
 }
 
 /// Starts replica `index`; with `sharded`, as a member of the ring.
-fn start_replica(
-    manager: &str,
-    kubeconfig: &std::path::Path,
-    index: usize,
-    sharded: bool,
-) -> Replica {
+fn start_replica(manager: &str, backend: &Backend, index: usize, sharded: bool) -> Replica {
     let metrics = free_port();
     let name = format!("manager-{index}");
     let mut args = vec![
@@ -268,16 +520,25 @@ fn start_replica(
         "--max-concurrent-reconciles=2".to_owned(),
         "--log-level=warn".to_owned(),
     ];
+    let namespace = match backend {
+        Backend::Fake { .. } => "default",
+        Backend::Cluster { namespace, .. } => namespace,
+    };
     if sharded {
         args.extend([
             "--leader-elect".to_owned(),
-            "--leader-election-namespace=default".to_owned(),
+            format!("--leader-election-namespace={namespace}"),
             "--sharding".to_owned(),
         ]);
     }
-    let child = Command::new(manager)
+    let mut command = Command::new(manager);
+    match backend {
+        Backend::Fake { kubeconfig, .. } => command.env("KUBECONFIG", kubeconfig),
+        // The cluster's KUBECONFIG, inherited; only the run's namespace, not the whole cluster.
+        Backend::Cluster { namespace, .. } => command.env("WATCH_NAMESPACE", namespace),
+    };
+    let child = command
         .args(&args)
-        .env("KUBECONFIG", kubeconfig)
         // The member's name starts with it: the shares are told apart by it.
         .env("HOSTNAME", &name)
         .stdout(Stdio::null())
@@ -366,9 +627,19 @@ fn leads(port: u16) -> bool {
 
 /// The sum of `controller_runtime_reconcile_total` (every result) on the manager's `/metrics`.
 fn reconcile_total(port: u16) -> usize {
+    sum_of(port, "controller_runtime_reconcile_total{")
+}
+
+/// The sum of `rest_client_requests_total` (every code and method): the requests the manager sent.
+fn requests_total(port: u16) -> usize {
+    sum_of(port, "rest_client_requests_total{")
+}
+
+/// The sum of the samples of the manager's `/metrics` whose line starts with `prefix`.
+fn sum_of(port: u16, prefix: &str) -> usize {
     scrape(port)
         .lines()
-        .filter(|line| line.starts_with("controller_runtime_reconcile_total{"))
+        .filter(|line| line.starts_with(prefix))
         .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
         .sum::<f64>() as usize
 }

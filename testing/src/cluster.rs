@@ -1,5 +1,5 @@
 //! One test body, two API servers: [`TestCluster`] is either the [fake](super::fake) API server
-//! or envtest's real kube-apiserver ([`envtest`](super::envtest), with the `envtest` feature),
+//! or envtest's real kube-apiserver (the module `envtest`, with the `envtest` feature),
 //! so that a controller's test runs against both and what passes offline is what a cluster
 //! does.
 //!

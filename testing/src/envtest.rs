@@ -297,6 +297,38 @@ impl Envtest {
         self.port
     }
 
+    /// Stops kube-apiserver at once (SIGKILL, as a crash: a graceful stop waits up to a minute
+    /// for its clients' watches), waits `down_for`, and starts it again on the same port and
+    /// etcd; returns once it is ready. For tests of what a client does while its API server
+    /// goes away and comes back: controller-runtime's envtest has no such restart, and a shared
+    /// control plane cannot be restarted.
+    pub async fn restart_api_server(&self, down_for: Duration) -> Result<(), EnvtestError> {
+        use std::io::Write as _;
+        let restarts = || std::fs::read_to_string(self.dir.join("restarts")).unwrap_or_default();
+        let before = restarts();
+        {
+            let mut supervisor = self
+                .supervisor
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let supervisor = supervisor
+                .as_mut()
+                .ok_or_else(|| self.not_ready("stopped"))?;
+            let command = format!("restart-api-server {}\n", down_for.as_secs_f64());
+            supervisor
+                .stdin
+                .write_all(command.as_bytes())
+                .map_err(|source| io("cannot ask the supervisor to restart", source))?;
+        }
+        while restarts() == before {
+            if self.stopped() {
+                return Err(self.not_ready("its processes stopped"));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.wait_ready().await
+    }
+
     /// Creates a namespace named `<prefix>-<n>`, unique in this control plane, for one test:
     /// the tests of a binary share the API server, and run at the same time.
     pub async fn create_namespace(&self, prefix: &str) -> String {
@@ -509,7 +541,9 @@ mod files {
 
     /// Runs etcd and kube-apiserver until its standard input closes (the test process ended or
     /// dropped its [`super::Envtest`]), then stops them (SIGTERM, SIGKILL after 10 s) and
-    /// removes the folder. A non-interactive shell starts background jobs with SIGINT ignored,
+    /// removes the folder. A line `restart-api-server <seconds>` on its standard input kills
+    /// kube-apiserver, waits that long and starts it again, then counts the restart in the
+    /// file `restarts`. A non-interactive shell starts background jobs with SIGINT ignored,
     /// so a Ctrl-C of `cargo test` reaches the test process, whose end then stops them in order.
     pub(super) fn supervisor_script(dir: &Path, etcd: &[String], api_server: &[String]) -> String {
         let command = |args: &[String]| {
@@ -520,14 +554,21 @@ mod files {
         };
         let dir = shell_quote(&dir.display().to_string());
         format!(
-            "# envtest's supervisor (operator-rs-runtime): see runtime/src/testing/envtest.rs\n\
+            "# envtest's supervisor (operator-rs-testing): see testing/src/envtest.rs\n\
              cd {dir} || exit 1\n\
              {etcd} >etcd.log 2>&1 </dev/null &\n\
              etcd=$!\n\
              {api_server} >kube-apiserver.log 2>&1 </dev/null &\n\
              apiserver=$!\n\
+             echo 0 >restarts\n\
              trap '' INT TERM HUP\n\
-             cat >/dev/null\n\
+             while read -r command seconds; do\n\
+             \x20 [ \"$command\" = restart-api-server ] || continue\n\
+             \x20 kill -KILL $apiserver 2>/dev/null; wait $apiserver; sleep \"$seconds\"\n\
+             \x20 {api_server} >>kube-apiserver.log 2>&1 </dev/null &\n\
+             \x20 apiserver=$!\n\
+             \x20 echo $(($(cat restarts) + 1)) >restarts\n\
+             done\n\
              kill -TERM $apiserver $etcd 2>/dev/null\n\
              i=0\n\
              while kill -0 $apiserver 2>/dev/null || kill -0 $etcd 2>/dev/null; do\n\
@@ -731,6 +772,28 @@ mod tests {
     fn shell_quoting() {
         assert_eq!(shell_quote("a b"), "'a b'");
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+
+    #[tokio::test]
+    #[ignore = "needs envtest's binaries: KUBEBUILDER_ASSETS (see docs/e2e.md)"]
+    async fn the_api_server_restarts_on_its_port_and_data() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let envtest = Envtest::start(Options::default()).unwrap_or_else(|e| panic!("{e:#}"));
+        let api = Api::<ConfigMap>::namespaced(envtest.client(), "default");
+        let mut settings = ConfigMap::default();
+        settings.metadata.name = Some("settings".to_owned());
+        api.create(&PostParams::default(), &settings).await.unwrap();
+        let started = Instant::now();
+        envtest
+            .restart_api_server(Duration::from_millis(500))
+            .await
+            .unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(500));
+        // A new client (the old one's connections went with the old process), the same data.
+        let api = Api::<ConfigMap>::namespaced(envtest.client(), "default");
+        assert!(api.get_opt("settings").await.unwrap().is_some());
+        envtest.restart_api_server(Duration::ZERO).await.unwrap();
+        assert!(api.get_opt("settings").await.unwrap().is_some());
     }
 
     #[test]

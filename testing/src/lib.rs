@@ -49,13 +49,15 @@
 //! that never comes: the script runs until the client is dropped.
 //!
 //! For tests that run whole controllers rather than one reconciliation, [`fake`] is a stateful
-//! in-memory API server that answers every request as a cluster would.
+//! in-memory API server that answers every request as a cluster would. Against a real control
+//! plane without nodes, [`kubelet`] stands in for the kubelet: pods become ready (or succeed).
 
 pub mod cluster;
 pub mod e2e;
 #[cfg(feature = "envtest")]
 pub mod envtest;
 pub mod fake;
+pub mod kubelet;
 pub mod webhook;
 
 use std::time::Duration;

@@ -1133,7 +1133,8 @@ fn validate(
         errors.extend(schema.validate(object, old));
     }
     if let Some(schema) = enforcement.built_in_schema {
-        errors.extend(schema().validate(object, old));
+        let old = old.map(typed::decoded);
+        errors.extend(schema().validate(&typed::decoded(object), old.as_deref()));
     }
     Ok(errors)
 }

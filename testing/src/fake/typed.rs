@@ -5,6 +5,8 @@
 //! (`422 Invalid`, `<field>: Required value`). The API server's further validation of built-in
 //! kinds (value ranges, cross-field rules) is not reproduced.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
@@ -27,6 +29,36 @@ pub(super) fn check<K: DeserializeOwned>(object: &Value) -> Result<(), String> {
     }
 }
 
+/// `object` as the API server decodes a built-in kind into its Go type, for the checks of its
+/// schema: a `null` member is the field's zero value, as if it were absent. The kubelet writes
+/// `lastProbeTime: null` in every pod condition, and a JSON merge patch keeps the nulls inside a
+/// list it replaces; only a CRD's schema refuses a `null` that is not `nullable`.
+pub(super) fn decoded(object: &Value) -> Cow<'_, Value> {
+    fn has_null(value: &Value) -> bool {
+        match value {
+            Value::Object(fields) => fields.values().any(|v| v.is_null() || has_null(v)),
+            Value::Array(items) => items.iter().any(has_null),
+            _ => false,
+        }
+    }
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(fields) => {
+                fields.retain(|_, v| !v.is_null());
+                fields.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    if !has_null(object) {
+        return Cow::Borrowed(object);
+    }
+    let mut object = object.clone();
+    strip(&mut object);
+    Cow::Owned(object)
+}
+
 /// The OpenAPI v3 schema of `K`, inlined (no `$ref`s) as a CRD's schema is.
 pub(super) fn schema<K: JsonSchema>() -> Value {
     let schema = SchemaSettings::openapi3()
@@ -39,9 +71,44 @@ pub(super) fn schema<K: JsonSchema>() -> Value {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::Api;
+    use kube::api::{Patch, PatchParams, PostParams};
     use serde_json::json;
 
     use super::*;
+    use crate::fake::FakeApiServer;
+
+    /// A `null` in a built-in kind is decoded as the field's zero value, as kube-apiserver 1.28
+    /// does (checked against it): a condition with `lastProbeTime: null`, as the kubelet writes
+    /// it, in a create and in a merge patch of the status; not a refusal of its type.
+    #[tokio::test]
+    async fn nulls_in_built_in_kinds_are_absent_fields() {
+        let fake = FakeApiServer::new();
+        let pods = Api::<Pod>::namespaced(fake.client(), "default");
+        let condition = json!({ "type": "Ready", "status": "True", "lastProbeTime": null });
+        let pod = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": { "name": "p", "namespace": "default", "annotations": null },
+            "spec": { "containers": [{ "name": "main", "image": "i", "args": null }] },
+        });
+        let pod = serde_json::from_value(pod).unwrap();
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+        let status = json!({ "status": { "phase": "Running", "conditions": [condition] } });
+        let patch = Patch::Merge(status);
+        let patched = pods
+            .patch_status("p", &PatchParams::default(), &patch)
+            .await
+            .unwrap();
+        assert_eq!(
+            patched.status.unwrap().conditions.unwrap()[0].type_,
+            "Ready"
+        );
+        assert_eq!(
+            *decoded(&json!({ "a": [{ "b": null, "c": 1 }] })),
+            json!({ "a": [{ "c": 1 }] })
+        );
+    }
 
     #[test]
     fn wrong_types_are_found_with_their_paths() {
