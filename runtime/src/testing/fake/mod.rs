@@ -130,7 +130,9 @@
 //! strings (the crates for it are not dependencies of the runtime).
 
 mod admission;
+mod built_in;
 mod cel;
+mod decode;
 mod errors;
 mod fields;
 mod formats;
@@ -138,10 +140,15 @@ mod http;
 mod https;
 mod kinds;
 mod metadata;
+mod names;
+mod patches;
+mod query;
 mod rbac;
+mod requests;
 mod schema;
 mod selector;
 mod store;
+mod strategy;
 mod typed;
 mod url_webhooks;
 
@@ -320,8 +327,12 @@ impl FakeApiServer {
     /// [`FakeApiServer::register_crd`].
     pub fn new() -> Self {
         let mut store = Store::new(Self::DEFAULT_WATCH_WINDOW);
-        for (kind, check, schema) in kinds::built_in() {
-            store.register_built_in(kind, check, schema);
+        for (kind, check) in kinds::built_in() {
+            store.register_built_in(kind, check);
+        }
+        // The namespaces of every cluster.
+        for namespace in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            store.ensure_namespace(namespace);
         }
         let state = State {
             store,
@@ -658,6 +669,10 @@ impl FakeApiServer {
         let mut state = self.inner.lock();
         let store = &mut state.store;
         let caller = admin_caller(Scope::Whole);
+        // Unlike a client's create, a put needs no namespace: it makes it.
+        if let Some(namespace) = &namespace {
+            store.ensure_namespace(namespace);
+        }
         let stored = if store.get(&resource, namespace.as_deref(), &name).is_ok() {
             let write = Write {
                 caller,
@@ -683,7 +698,8 @@ fn admin_caller(scope: Scope) -> Caller {
         scope,
         manager: PUT_MANAGER.to_owned(),
         dry_run: false,
-        strict: false,
+        validation: query::FieldValidation::Ignore,
+        duplicates: Vec::new(),
         user: User {
             name: admin.user().to_owned(),
             groups: admin.groups().to_vec(),

@@ -10,13 +10,30 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Resource as _;
 use serde_json::{Value, json};
 
-use super::super::errors::ApiError;
+use super::super::errors::{ApiError, ErrorType, FieldError};
 use super::super::fields::Scope;
+use super::super::query::FieldValidation;
 use super::super::kinds::{Kind, ResourceKey};
-use super::super::metadata::NameRule;
+use super::super::names::NameRule;
 use super::super::schema::Schema;
 use super::super::typed;
 use super::{Enforcement, Store};
+
+/// The versions of a CRD as the API server prints them (`%#v` of its internal type).
+fn go_versions(crd: &Value) -> String {
+    let items: Vec<String> = versions(crd)
+        .map(|version| {
+            format!(
+                "apiextensions.CustomResourceDefinitionVersion{{Name:{:?}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), Subresources:(*apiextensions.CustomResourceSubresources)(nil), AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil)}}",
+                version["name"].as_str().unwrap_or_default(),
+                version["served"] == true,
+                version["storage"] == true,
+                version["deprecated"] == true,
+            )
+        })
+        .collect();
+    format!("[]apiextensions.CustomResourceDefinitionVersion{{{}}}", items.join(", "))
+}
 
 /// Where CustomResourceDefinitions are served: `apiextensions.k8s.io/v1`.
 pub(in super::super) fn crd_resource() -> ResourceKey {
@@ -54,7 +71,6 @@ impl Store {
         let kind = Kind::of::<CustomResourceDefinition>();
         let enforcement = Enforcement {
             schema: None,
-            built_in_schema: None,
             typed: Some(typed::check::<CustomResourceDefinition>),
             names: NameRule::of(&kind.group, &kind.kind),
         };
@@ -91,12 +107,17 @@ impl Store {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        let invalid = |why: String| ApiError::invalid(kind, &name, &why);
+        let invalid = |field: &str, value: String, detail: String| {
+            let error = FieldError::go(ErrorType::Invalid, field, value, detail);
+            ApiError::invalid_field(kind, &name, error)
+        };
         let storage = match versions(object).filter(|v| v["storage"] == true).count() {
             1 => storage_version(object).unwrap_or_default().to_owned(),
             _ => {
                 return Err(invalid(
-                    "spec.versions: Invalid value: must have exactly one version marked as storage version".to_owned(),
+                    "spec.versions",
+                    go_versions(object),
+                    "must have exactly one version marked as storage version".to_owned(),
                 ));
             }
         };
@@ -109,9 +130,11 @@ impl Store {
                 object["spec"]["group"].as_str().unwrap_or_default()
             );
             if name != expected {
-                return Err(invalid(format!(
-                    "metadata.name: Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"
-                )));
+                return Err(invalid(
+                    "metadata.name",
+                    format!("{name:?}"),
+                    "must be spec.names.plural+\".\"+spec.group".to_owned(),
+                ));
             }
             let crd: CustomResourceDefinition = serde_json::from_value(object.clone())
                 .map_err(|error| ApiError::bad_request(error.to_string()))?;
@@ -123,24 +146,20 @@ impl Store {
                     .position(|v| v.name == served.version);
                 if let Some(schema) = served.schema {
                     Schema::new(schema).map_err(|error| {
-                        invalid(format!(
-                            "spec.versions[{}].schema.openAPIV3Schema: Invalid value: {error}",
+                        let field = format!(
+                            "spec.versions[{}].schema.openAPIV3Schema",
                             index.unwrap_or_default()
-                        ))
+                        );
+                        invalid(&field, String::new(), error)
                     })?;
                 }
             }
             if live.is_none() {
-                // A new CRD: its status is the server's, whatever the request said.
+                // A new CRD: its status is the server's, whatever the request said, and the
+                // API server's controllers accept its names a moment later (`establish`).
                 object["status"] = json!({
-                    "acceptedNames": object["spec"]["names"],
-                    "conditions": [
-                        { "type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                          "message": "no conflicts found", "lastTransitionTime": super::now() },
-                        { "type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                          "message": "the initial names have been accepted",
-                          "lastTransitionTime": super::now() },
-                    ],
+                    "acceptedNames": { "kind": "", "plural": "" },
+                    "conditions": null,
                     "storedVersions": [],
                 });
             }
@@ -159,8 +178,9 @@ impl Store {
         let stored = stored_versions(object);
         if scope == Scope::Status && stored.is_empty() {
             return Err(invalid(
-                "status.storedVersions: Invalid value: []: must have at least one stored version"
-                    .to_owned(),
+                "status.storedVersions",
+                "[]string{}".to_owned(),
+                "must have at least one stored version".to_owned(),
             ));
         }
         let names: Vec<&str> = versions(object)
@@ -171,16 +191,56 @@ impl Store {
             .enumerate()
             .find(|(_, version)| !names.contains(version))
         {
-            return Err(invalid(format!(
-                "status.storedVersions[{index}]: Invalid value: \"{version}\": must appear in spec.versions"
-            )));
+            return Err(invalid(
+                &format!("status.storedVersions[{index}]"),
+                format!("{version:?}"),
+                "must appear in spec.versions".to_owned(),
+            ));
         }
         if !stored.contains(&storage.as_str()) {
-            return Err(invalid(format!(
-                "status.storedVersions: Invalid value: {stored:?}: must have the storage version {storage}"
-            )));
+            let quoted: Vec<String> = stored.iter().map(|v| format!("{v:?}")).collect();
+            return Err(invalid(
+                "status.storedVersions",
+                format!("[]string{{{}}}", quoted.join(", ")),
+                format!("must have the storage version {storage}"),
+            ));
         }
         Ok(())
+    }
+
+    /// What the API server's controllers do with a CRD just created: accept its names and
+    /// establish it, in a write to its status of their own.
+    pub(super) fn establish_crd(&mut self, name: &str) {
+        let resource = crd_resource();
+        let Ok(crd) = self.get(&resource, None, name) else {
+            return;
+        };
+        let now = super::now();
+        let status = json!({ "status": {
+            "acceptedNames": crd["spec"]["names"],
+            "conditions": [
+                { "type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+                  "message": "no conflicts found", "lastTransitionTime": now },
+                { "type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                  "message": "the initial names have been accepted", "lastTransitionTime": now },
+            ],
+        } });
+        let write = super::Write {
+            caller: super::Caller {
+                scope: Scope::Status,
+                manager: "kube-apiserver".to_owned(),
+                dry_run: false,
+                validation: FieldValidation::Ignore,
+                duplicates: Vec::new(),
+                user: super::super::admission::User {
+                    name: "system:apiserver".to_owned(),
+                    groups: vec!["system:masters".to_owned()],
+                },
+            },
+            edit: super::Edit::Merge(status),
+        };
+        // Cannot fail: the CRD is there and its status valid.
+        let _ = self.write(&resource, None, name, write);
     }
 
     /// Serves the versions of a CRD just stored (`stored`, of `kind`), as the API server does

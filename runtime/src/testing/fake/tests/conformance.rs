@@ -24,7 +24,9 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::ObjectMeta;
+use regex::Regex;
 use serde_json::Value;
+use std::sync::LazyLock;
 
 use crate::testing::envtest::{Envtest, Options};
 use crate::testing::fake::FakeApiServer;
@@ -117,38 +119,12 @@ async fn send(client: &Client, call: &Call, namespace: &str, n: usize) -> Answer
 }
 
 /// Takes out what each server makes up: uids, resourceVersions, times, continue tokens, the
-/// server's audit id.
+/// random suffix of a generated name, and, in messages, uids and the addresses of Go pointers
+/// (`(*bool)(0xc004163e94)` in a value printed with `%#v`).
 fn normalized(mut body: Value) -> Value {
-    fn metadata(object: &mut Value) {
-        let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
-            return;
-        };
-        for key in [
-            "uid",
-            "resourceVersion",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "continue",
-            "selfLink",
-        ] {
-            metadata.remove(key);
-        }
-        if let Some(fields) = metadata
-            .get_mut("managedFields")
-            .and_then(Value::as_array_mut)
-        {
-            for entry in fields {
-                if let Some(entry) = entry.as_object_mut() {
-                    entry.remove("time");
-                }
-            }
-        }
-    }
     metadata(&mut body);
     if let Some(items) = body.get_mut("items").and_then(Value::as_array_mut) {
-        for item in items {
-            metadata(item);
-        }
+        items.iter_mut().for_each(metadata);
     }
     if let Some(object) = body.get_mut("object") {
         metadata(object);
@@ -159,7 +135,114 @@ fn normalized(mut body: Value) -> Value {
     {
         causes.sort_by_key(|cause| cause.to_string());
     }
+    made_up_in_text(&mut body);
     body
+}
+
+/// What a server makes up in an object's metadata (and a CRD's conditions).
+fn metadata(object: &mut Value) {
+    let is_crd = object["kind"] == "CustomResourceDefinition";
+    if let (true, Some(conditions)) = (
+        is_crd,
+        object
+            .pointer_mut("/status/conditions")
+            .and_then(Value::as_array_mut),
+    ) {
+        for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
+            condition.remove("lastTransitionTime");
+        }
+    }
+    let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for key in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "continue",
+        "selfLink",
+    ] {
+        metadata.remove(key);
+    }
+    if let (Some(prefix), Some(name)) = (
+        metadata.get("generateName").and_then(Value::as_str),
+        metadata.get("name").and_then(Value::as_str),
+    ) && let Some(suffix) = name.strip_prefix(prefix)
+        && suffix.len() == 5
+    {
+        let name = format!("{prefix}<suffix>");
+        metadata.insert("name".to_owned(), Value::String(name));
+    }
+    if let Some(fields) = metadata
+        .get_mut("managedFields")
+        .and_then(Value::as_array_mut)
+    {
+        for entry in fields {
+            if let Some(entry) = entry.as_object_mut() {
+                entry.remove("time");
+            }
+        }
+    }
+}
+
+/// Uids and pointer addresses in every string of `value`.
+fn made_up_in_text(value: &mut Value) {
+    static UID: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap()
+    });
+    static POINTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(0x[0-9a-f]+\)").unwrap());
+    match value {
+        Value::String(text) => {
+            let replaced = UID.replace_all(text, "<uid>");
+            let replaced = POINTER.replace_all(&replaced, "(<pointer>)");
+            *text = replaced.into_owned();
+        }
+        Value::Array(items) => items.iter_mut().for_each(made_up_in_text),
+        Value::Object(fields) => fields.values_mut().for_each(made_up_in_text),
+        _ => {}
+    }
+}
+
+/// Where two answers differ: the JSON pointer of each differing value, with both values (at
+/// most a few hundred characters of each).
+fn differences(expected: &Value, got: &Value, at: &str, out: &mut Vec<String>) {
+    match (expected, got) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for key in keys {
+                let (a, b) = (a.get(key), b.get(key));
+                let at = format!("{at}/{key}");
+                match (a, b) {
+                    (Some(a), Some(b)) => differences(a, b, &at, out),
+                    _ => out.push(difference(&at, a, b)),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (index, (a, b)) in a.iter().zip(b).enumerate() {
+                differences(a, b, &format!("{at}/{index}"), out);
+            }
+        }
+        (a, b) if a != b => out.push(difference(at, Some(a), Some(b))),
+        _ => {}
+    }
+}
+
+fn difference(at: &str, expected: Option<&Value>, got: Option<&Value>) -> String {
+    let show = |value: Option<&Value>| {
+        let text = value.map_or("(none)".to_owned(), Value::to_string);
+        if text.chars().count() > 600 {
+            format!("{}…", text.chars().take(600).collect::<String>())
+        } else {
+            text
+        }
+    };
+    format!(
+        "    {at}:\n      kube-apiserver: {}\n      fake:           {}",
+        show(expected),
+        show(got)
+    )
 }
 
 /// One case on one server: its setup, which must succeed, then its request.
@@ -221,10 +304,15 @@ async fn envtest_the_fake_agrees_with_kube_apiserver() {
         } else if let Some(why) = case.version_difference {
             versions.push(format!("{}: {why}", case.name));
         } else {
-            disagreements.push(format!(
-                "{}:\n  kube-apiserver: {expected}\n  fake:           {got}",
-                case.name
-            ));
+            let mut lines = Vec::new();
+            if expected.code != got.code {
+                lines.push(format!(
+                    "    code: kube-apiserver {}, fake {}",
+                    expected.code, got.code
+                ));
+            }
+            differences(&expected.body, &got.body, "", &mut lines);
+            disagreements.push(format!("{}:\n{}", case.name, lines.join("\n")));
         }
     }
     println!(

@@ -1,0 +1,8 @@
+//! The built-in kinds as the API server's Go types make them: their fields and lists
+//! (`types.rs`, from the generated `api_types.rs`), the defaults the API server sets, and the
+//! validation it makes of them.
+
+mod api_types;
+pub(super) mod types;
+pub(super) mod defaults;
+pub(super) mod validation;
