@@ -62,6 +62,28 @@ impl KindNames for OptionsKind {
     }
 }
 
+/// No group and kind: what the API server names when it refuses a patched object that does not
+/// decode (`"" is invalid: patch: …`).
+pub(super) struct NoKind;
+
+impl KindNames for NoKind {
+    fn group_kind(&self) -> String {
+        String::new()
+    }
+    fn qualified_plural(&self) -> String {
+        String::new()
+    }
+    fn group(&self) -> &str {
+        ""
+    }
+    fn kind(&self) -> &str {
+        ""
+    }
+    fn plural(&self) -> &str {
+        ""
+    }
+}
+
 /// The `details` of a `Status` as the API server writes them: empty fields left out.
 pub(super) fn details(name: &str, group: &str, kind: &str) -> Value {
     let mut details = serde_json::Map::new();
@@ -476,6 +498,33 @@ impl fmt::Display for FieldError {
     }
 }
 
+/// A string as Go's `%q` (`strconv.Quote`) writes it: control characters as `\a`, `\n` or
+/// `\x07`, other unprintable characters as `\u` escapes.
+pub(super) fn go_quote(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for character in text.chars() {
+        match character {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\u{7}' => quoted.push_str("\\a"),
+            '\u{8}' => quoted.push_str("\\b"),
+            '\u{c}' => quoted.push_str("\\f"),
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            '\u{b}' => quoted.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                quoted.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
 /// A value as the API server prints it in a field error: strings quoted, numbers and booleans
 /// plain, `null` as `"null"`, objects and lists in Go syntax (`%#v`), as Go prints the
 /// `map[string]interface {}` and `[]interface {}` of a decoded object.
@@ -490,7 +539,7 @@ fn go_value(value: &Value) -> String {
 fn go_syntax(value: &Value) -> String {
     match value {
         Value::Null => "interface {}(nil)".to_owned(),
-        Value::String(text) => Value::String(text.clone()).to_string(),
+        Value::String(text) => go_quote(text),
         Value::Number(number) => match number.as_f64() {
             Some(float) if !number.is_i64() && !number.is_u64() => go_float(float),
             _ => number.to_string(),

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::errors::{ErrorType, FieldError};
+use super::errors::{ErrorType, FieldError, go_quote};
 use super::names::{self, NameRule};
 
 /// The most bytes all annotations of an object may take, keys and values.
@@ -88,7 +88,7 @@ pub(super) fn validate_update(object: &Value, old: &Value) -> Vec<FieldError> {
         added.sort_unstable();
         added.dedup();
         if !added.is_empty() {
-            let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
+            let quoted: Vec<String> = added.iter().map(|f| go_quote(f)).collect();
             errors.push(FieldError::new(
                 ErrorType::Forbidden,
                 "metadata.finalizers",
@@ -222,7 +222,7 @@ fn go_owner_references(references: &[Value]) -> String {
 }
 
 fn go_owner_reference(reference: &Value) -> String {
-    let text = |key: &str| format!("{:?}", reference[key].as_str().unwrap_or_default());
+    let text = |key: &str| go_quote(reference[key].as_str().unwrap_or_default());
     let flag = |key: &str| match reference[key] {
         Value::Bool(_) => "(*bool)(0xc000000000)".to_owned(),
         _ => "(*bool)(nil)".to_owned(),
@@ -250,7 +250,7 @@ fn finalizers(finalizers: &[&str]) -> Vec<FieldError> {
     }
     let (orphan, foreground) = ("orphan", "foregroundDeletion");
     if finalizers.contains(&orphan) && finalizers.contains(&foreground) {
-        let quoted: Vec<String> = finalizers.iter().map(|f| format!("{f:?}")).collect();
+        let quoted: Vec<String> = finalizers.iter().map(|f| go_quote(f)).collect();
         errors.push(FieldError::go(
             ErrorType::Invalid,
             field,

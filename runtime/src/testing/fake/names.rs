@@ -189,6 +189,9 @@ pub(super) enum NameRule {
     Label1123,
     /// An RFC 1035 label (`my-name`, starting with a letter): Services.
     Label1035,
+    /// Anything a URL's path segment can hold (the API server's check of every object's name
+    /// on updates): not `.` or `..`, no `/` or `%`.
+    PathSegment,
 }
 
 impl NameRule {
@@ -203,13 +206,29 @@ impl NameRule {
 
     /// What is wrong with `name`; a `prefix` (a `generateName`) may end with `-`.
     pub(super) fn check(self, name: &str, prefix: bool) -> Vec<String> {
+        if self == NameRule::PathSegment {
+            return path_segment(name, prefix);
+        }
         let name = if prefix { mask_trailing_dash(name) } else { name.to_owned() };
         match self {
             NameRule::Subdomain => dns1123_subdomain(&name),
             NameRule::Label1123 => dns1123_label(&name),
             NameRule::Label1035 => dns1035_label(&name),
+            NameRule::PathSegment => Vec::new(),
         }
     }
+}
+
+/// What a name may not be or hold to be a segment of a URL's path.
+fn path_segment(name: &str, prefix: bool) -> Vec<String> {
+    if !prefix && matches!(name, "." | "..") {
+        return vec![format!("may not be '{name}'")];
+    }
+    ["/", "%"]
+        .iter()
+        .filter(|illegal| name.contains(**illegal))
+        .map(|illegal| format!("may not contain '{illegal}'"))
+        .collect()
 }
 
 /// A `generateName` checked as a name: its trailing dash stands for the random suffix. (As the

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::errors::{ApiError, ErrorType, FieldError, OptionsKind};
+use super::errors::{ApiError, ErrorType, FieldError, OptionsKind, go_quote};
 
 /// The query parameters of a request, decoded.
 pub(super) struct Query(Vec<(String, String)>);
@@ -189,7 +189,7 @@ pub(super) fn dry_run_errors(query: &Query) -> Vec<FieldError> {
     if values.iter().all(|value| *value == "All") {
         return Vec::new();
     }
-    let quoted: Vec<String> = values.iter().map(|value| format!("{value:?}")).collect();
+    let quoted: Vec<String> = values.iter().map(|value| go_quote(value)).collect();
     vec![FieldError::go(
         ErrorType::NotSupported,
         "dryRun",

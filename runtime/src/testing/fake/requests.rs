@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::admission::User;
 use super::decode;
-use super::errors::ApiError;
+use super::errors::{ApiError, go_quote};
 use super::fields::Scope;
 use super::http::{Reply, Route, filter};
 use super::kinds::Kind;
@@ -38,6 +38,10 @@ pub(super) fn handle(store: &mut Store, route: &Route, request: &Incoming) -> Re
     let scope = match route.subresource.as_deref() {
         None => Scope::Main,
         Some("status") if kind.status_subresource => Scope::Status,
+        // A custom resource's subresource that is not served is not found as the object.
+        Some(_) if kind.built_in_type().is_none() => {
+            return Err(ApiError::not_found(&kind, route.name.as_deref().unwrap_or_default()));
+        }
         Some(_) => return Err(ApiError::no_resource()),
     };
     let named = route.name.as_deref();
@@ -174,14 +178,36 @@ fn decode_object(kind: &Kind, body: &[u8]) -> Result<(Value, Vec<String>), ApiEr
     }
     let given_kind = object["kind"].as_str().unwrap_or_default();
     if kind.built_in_type().is_some() && !given_kind.is_empty() && given_kind != kind.kind {
-        let version = if api_version.is_empty() { &kind.version } else { api_version.rsplit('/').next().unwrap_or_default() };
         return Err(ApiError::bad_request(format!(
-            "{given_kind} in version {version:?} cannot be handled as a {}: no kind {given_kind:?} is registered for version {:?} in scheme \"pkg/api/legacyscheme/scheme.go:30\"",
+            "{given_kind} in version {} cannot be handled as a {}: {}",
+            go_quote(&kind.version),
             kind.kind,
-            if api_version.is_empty() { expected.as_str() } else { api_version }
+            another_kind(kind, given_kind)
         )));
     }
     Ok((object, scan.duplicates))
+}
+
+/// Why the body of a built-in kind's URL cannot be of kind `given`: no conversion from another
+/// kind of the version, or no such kind.
+fn another_kind(kind: &Kind, given: &str) -> String {
+    let mut other = kind.clone();
+    other.kind = given.to_owned();
+    if other.built_in_type().is_none() {
+        return format!(
+            "no kind {} is registered for version {} in scheme \"pkg/api/legacyscheme/scheme.go:30\"",
+            go_quote(given),
+            go_quote(&kind.api_version())
+        );
+    }
+    let internal = match kind.group.as_str() {
+        "" => "core",
+        group => group.split('.').next().unwrap_or(group),
+    };
+    format!(
+        "converting ({}.{given}) to ({internal}.{}): unknown conversion",
+        kind.version, kind.kind
+    )
 }
 
 /// The JSON type of a value as Go's decoder names it in its errors.
@@ -295,7 +321,9 @@ fn delete_options(request: &Incoming) -> Result<(Value, bool), ApiError> {
         Value::Null
     } else {
         if let Some(error) = decode::scan(request.body).error {
-            return Err(ApiError::bad_request(error));
+            return Err(ApiError::unclassified(format!(
+                "couldn't get version/kind; json parse error: {error}"
+            )));
         }
         serde_json::from_slice(request.body).unwrap_or_default()
     };

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::errors::go_quote;
 use super::names;
 
 /// A parsed selector: every requirement must hold.
@@ -222,7 +223,7 @@ impl Parser {
             Token::GreaterThan | Token::LessThan => {
                 let value = self.exact_value()?;
                 let number = value.parse::<i64>().map_err(|_| {
-                    format!("values[0]: Invalid value: {value:?}: for 'Gt', 'Lt' operators, the value must be an integer")
+                    format!("values[0]: Invalid value: {}: for 'Gt', 'Lt' operators, the value must be an integer", go_quote(&value))
                 })?;
                 match operator {
                     Token::GreaterThan => Requirement::GreaterThan(key, number),
@@ -318,7 +319,7 @@ fn check_key(key: &str, path: &str) -> Result<(), String> {
     if errors.is_empty() {
         return Ok(());
     }
-    Err(format!("{path}: Invalid value: {key:?}: {}", errors.join("; ")))
+    Err(format!("{path}: Invalid value: {}: {}", go_quote(key), errors.join("; ")))
 }
 
 fn check_values(key: &str, values: &[String]) -> Result<(), String> {
@@ -328,7 +329,7 @@ fn check_values(key: &str, values: &[String]) -> Result<(), String> {
         .filter_map(|(index, value)| {
             let errors = names::label_value(value);
             (!errors.is_empty()).then(|| {
-                format!("values[{index}][{key}]: Invalid value: {value:?}: {}", errors.join("; "))
+                format!("values[{index}][{key}]: Invalid value: {}: {}", go_quote(value), errors.join("; "))
             })
         })
         .collect();

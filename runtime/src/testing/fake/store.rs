@@ -5,6 +5,7 @@
 //! the API server does with CustomResourceDefinitions in `store/crds.rs`.
 
 mod crds;
+mod namespaces;
 mod pods;
 mod versions;
 mod writes;
@@ -415,9 +416,18 @@ impl Store {
             metadata["continue"] = json!(format!("{revision}/{namespace}/{name}"));
             metadata["remainingItemCount"] = json!(selected.len() - page.len());
         }
+        // The items of a built-in kind's list are Go structs without their type.
+        let typed = kind.built_in_type().is_some();
         let items = page
             .iter()
-            .map(|(_, object)| self.convert(resource, object))
+            .map(|(_, object)| {
+                let mut item = self.convert(resource, object)?;
+                if let (true, Some(fields)) = (typed, item.as_object_mut()) {
+                    fields.remove("apiVersion");
+                    fields.remove("kind");
+                }
+                Ok(item)
+            })
             .collect::<Result<Vec<Value>, ApiError>>()?;
         Ok(json!({
             "apiVersion": kind.api_version(),
@@ -544,7 +554,10 @@ impl Store {
             metadata.insert("managedFields".into(), managers.render());
         }
         let resource = kind.resource().storage();
-        if object["metadata"]["deletionTimestamp"].is_string() && finalizers(&object).is_empty() {
+        let held = !finalizers(&object).is_empty()
+            || (namespaces::is_namespace(kind)
+                && object["spec"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()));
+        if object["metadata"]["deletionTimestamp"].is_string() && !held {
             self.objects
                 .entry(resource.clone())
                 .or_default()
@@ -552,13 +565,16 @@ impl Store {
             self.record(Change {
                 revision: self.revision,
                 resource,
-                namespace: key.0,
+                namespace: key.0.clone(),
                 kind: ChangeKind::Deleted,
                 object: object.clone(),
                 previous: None,
             });
             if let Some(uid) = object["metadata"]["uid"].as_str() {
                 self.collect_garbage(uid);
+            }
+            if !key.0.is_empty() {
+                self.release_namespace(&key.0);
             }
             return object;
         }
@@ -604,6 +620,9 @@ impl Store {
         });
         if let (false, Some(uid)) = (orphan, object["metadata"]["uid"].as_str()) {
             self.collect_garbage(uid);
+        }
+        if !key.0.is_empty() {
+            self.release_namespace(&key.0);
         }
     }
 
@@ -732,9 +751,9 @@ impl Store {
 impl Store {
     /// What the API server does with an object between decoding a write and storing it: drop
     /// unknown fields and set defaults, call the mutating webhooks (then prune and default
-    /// again), validate (the metadata; the schema and CEL rules, or the built-in kind's type and
-    /// rules), call the validating webhooks. Writes to the status subresource call no webhook.
-    /// Returns the object to store.
+    /// again), `prepare` it as the kind's strategy does, validate (the metadata; the schema and
+    /// CEL rules, or the built-in kind's type and rules), call the validating webhooks. Writes
+    /// to the status subresource call no webhook. Returns the object to store.
     fn admit(
         &self,
         kind: &Kind,
@@ -742,8 +761,10 @@ impl Store {
         request: &Request,
         mut object: Value,
         old: Option<&Value>,
+        prepare: &mut dyn FnMut(&mut Value),
     ) -> Result<Value, ApiError> {
         let Some(enforcement) = self.enforcement.get(&kind.resource()).cloned() else {
+            prepare(&mut object);
             return Ok(object);
         };
         let calls_webhooks = caller.scope != Scope::Status;
@@ -762,6 +783,9 @@ impl Store {
                 complete(kind, &enforcement, &mut object, &lenient)?;
             }
         }
+        // The kind's strategy prepares the object between the mutating webhooks and the
+        // validation.
+        prepare(&mut object);
         let errors = validate(kind, &enforcement, &object, old)?;
         if !errors.is_empty() {
             return Err(ApiError::invalid_fields(kind, request.name, &errors));
@@ -781,6 +805,27 @@ impl Store {
             Some(enforcement) => complete(kind, enforcement, object, caller),
             None => Ok(()),
         }
+    }
+
+    /// Completes a patched object as the API server decodes it; under `fieldValidation=Strict`,
+    /// fields the kind does not know refuse the patch as the API server words it: `422`, the
+    /// patched object and the strict decoding error.
+    fn decode_patched(&self, kind: &Kind, caller: &Caller, object: &mut Value) -> Result<(), ApiError> {
+        let Some(enforcement) = self.enforcement.get(&kind.resource()) else {
+            return Ok(());
+        };
+        let patched = object.to_string();
+        let unknown = complete_leniently(kind, enforcement, object);
+        if caller.validation != FieldValidation::Strict || unknown.is_empty() {
+            return Ok(());
+        }
+        let error = FieldError::new(
+            super::errors::ErrorType::Invalid,
+            "patch",
+            Some(Value::String(patched)),
+            strict_error(&[], &unknown),
+        );
+        Err(ApiError::invalid_field(&super::errors::NoKind, "", error))
     }
 
     /// The webhooks registered by URL in the stored configurations of kind `C` (mutating or
@@ -804,6 +849,33 @@ fn complete(
     object: &mut Value,
     caller: &Caller,
 ) -> Result<(), ApiError> {
+    let unknown = complete_leniently(kind, enforcement, object);
+    if caller.validation == FieldValidation::Strict
+        && (!unknown.is_empty() || !caller.duplicates.is_empty())
+    {
+        return Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {}",
+            kind.kind,
+            kind.version,
+            kind.kind,
+            strict_error(&caller.duplicates, &unknown)
+        )));
+    }
+    Ok(())
+}
+
+/// `strict decoding error: duplicate field "spec.size", unknown field "spec.colour"`.
+pub(super) fn strict_error(duplicates: &[String], unknown: &[String]) -> String {
+    let errors: Vec<String> = duplicates
+        .iter()
+        .map(|field| format!("duplicate field \"{field}\""))
+        .chain(unknown.iter().map(|field| format!("unknown field \"{field}\"")))
+        .collect();
+    format!("strict decoding error: {}", errors.join(", "))
+}
+
+/// [`complete`] without the strictness: returns the unknown fields it dropped.
+fn complete_leniently(kind: &Kind, enforcement: &Enforcement, object: &mut Value) -> Vec<String> {
     let mut unknown = Vec::new();
     if let Some(metadata) = object.get_mut("metadata") {
         let meta = super::built_in::types::Ty::parse(OBJECT_META);
@@ -815,31 +887,23 @@ fn complete(
         (None, Some(ty)) => super::built_in::types::prune_unknown(ty, object, "", &mut unknown),
         (None, None) => {}
     }
-    if caller.validation == FieldValidation::Strict
-        && (!unknown.is_empty() || !caller.duplicates.is_empty())
-    {
-        let errors: Vec<String> = caller
-            .duplicates
-            .iter()
-            .map(|field| format!("duplicate field \"{field}\""))
-            .chain(unknown.iter().map(|field| format!("unknown field \"{field}\"")))
-            .collect();
-        return Err(ApiError::bad_request(format!(
-            "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
-            kind.kind,
-            kind.version,
-            kind.kind,
-            errors.join(", ")
-        )));
-    }
     if let Some(schema) = &enforcement.schema {
         schema.default(object);
     }
-    if let Some(ty) = built_in {
-        super::built_in::defaults::apply(ty, object);
-        super::built_in::types::fill_go_zeros(ty, object);
+    match built_in {
+        Some(ty) => {
+            super::built_in::defaults::apply(ty, object);
+            super::built_in::types::as_go_writes(ty, object);
+        }
+        // Every kind's metadata is Go's ObjectMeta.
+        None => {
+            if let Some(metadata) = object.get_mut("metadata") {
+                let meta = super::built_in::types::Ty::parse(OBJECT_META);
+                super::built_in::types::as_go_writes(meta, metadata);
+            }
+        }
     }
-    Ok(())
+    unknown
 }
 
 /// The type of every object's `metadata`.
@@ -854,9 +918,11 @@ fn validate(
     object: &Value,
     old: Option<&Value>,
 ) -> Result<Vec<FieldError>, ApiError> {
-    if let Some(check) = enforcement.typed
-        && let Err(message) = check(&without_nulls(object))
-    {
+    let undecodable = super::built_in::validation::decode_error(kind, object);
+    if let Some(message) = undecodable.or_else(|| {
+        let check = enforcement.typed?;
+        check(&without_nulls(object)).err()
+    }) {
         return Err(ApiError::bad_request(format!(
             "{} in version \"{}\" cannot be handled as a {}: {message}",
             kind.kind, kind.version, kind.kind
@@ -864,7 +930,15 @@ fn validate(
     }
     let mut errors = match old {
         None => metadata::validate_create(object, enforcement.names, kind.namespaced),
-        Some(old) => metadata::validate_update(object, old),
+        // The API server checks the metadata of an update twice: as every kind's (the common
+        // fields), then as the kind's strategy.
+        Some(old) => {
+            let update = metadata::validate_update(object, old);
+            let mut errors = metadata::validate_create(object, NameRule::PathSegment, kind.namespaced);
+            errors.extend(update.iter().cloned());
+            errors.extend(update);
+            errors
+        }
     };
     if let Some(schema) = &enforcement.schema {
         errors.extend(schema.validate(object, old));

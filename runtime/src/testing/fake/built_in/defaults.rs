@@ -285,8 +285,17 @@ fn service(fields: &mut Map<String, Value>) {
     }
 }
 
+/// A Secret's type defaults to `Opaque`, and its `stringData` is written into its `data` (as
+/// the API server converts it: `stringData` is never stored).
 fn secret(fields: &mut Map<String, Value>) {
     or_default(fields, "type", json!("Opaque"));
+    if let Some(Value::Object(strings)) = fields.remove("stringData") {
+        let data = object(fields, "data");
+        for (key, value) in strings {
+            let text = value.as_str().unwrap_or_default();
+            data.insert(key, json!(super::base64::encode(text.as_bytes())));
+        }
+    }
 }
 
 fn volume_claim(fields: &mut Map<String, Value>) {
@@ -358,12 +367,64 @@ pub(in super::super) fn prepare_create(kind: &Kind, object: &mut Value) {
         ("", "pods") => {
             let qos = qos_class(&object["spec"]);
             object["status"] = json!({ "phase": "Pending", "qosClass": qos });
+            pod_admission(object_of(object, "spec"));
         }
         ("", "persistentvolumeclaims") => {
             object["status"] = json!({ "phase": "Pending" });
         }
+        ("", "services") => allocate_cluster_ip(object),
         _ => {}
     }
+}
+
+/// What the API server's default admission plugins set on a new pod: its priority (`Priority`:
+/// 0 and `PreemptLowerPriority` without a class), and tolerations of 300 s for unready and
+/// unreachable nodes (`DefaultTolerationSeconds`).
+fn pod_admission(spec: &mut Map<String, Value>) {
+    if spec.get("priorityClassName").is_none_or(|c| c.is_null() || *c == "") {
+        or_default(spec, "priority", json!(0));
+        or_default(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
+    }
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    if let Some(list) = tolerations.as_array_mut() {
+        for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+            let tolerated = list.iter().any(|t| {
+                (t["key"] == key || (t["key"].is_null() && t["operator"] == "Exists"))
+                    && (t["effect"] == "NoExecute" || t["effect"].is_null())
+            });
+            if !tolerated {
+                list.push(json!({ "key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300 }));
+            }
+        }
+    }
+}
+
+/// A Service's cluster IP, as the API server allocates one (a made-up address in
+/// 10.0.0.0/16), unless it is headless or an external name.
+fn allocate_cluster_ip(object: &mut Value) {
+    let spec = object_of(object, "spec");
+    if spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
+        return;
+    }
+    let ip = match spec.get("clusterIP").and_then(Value::as_str) {
+        Some(ip) if !ip.is_empty() => ip.to_owned(),
+        _ => {
+            static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(10);
+            let host = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("10.0.{}.{}", (host >> 8) & 0xff, host & 0xff)
+        }
+    };
+    spec.insert("clusterIP".to_owned(), json!(ip));
+    spec.entry("clusterIPs").or_insert_with(|| json!([ip]));
+    // A headless Service without a selector may have endpoints of both families.
+    let selectorless = spec.get("selector").is_none_or(|s| s.as_object().is_none_or(Map::is_empty));
+    let (families, policy) = if ip == "None" && selectorless {
+        (json!(["IPv4", "IPv6"]), "RequireDualStack")
+    } else {
+        (json!(["IPv4"]), "SingleStack")
+    };
+    spec.entry("ipFamilies").or_insert(families);
+    spec.entry("ipFamilyPolicy").or_insert_with(|| json!(policy));
 }
 
 fn object_of<'a>(value: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {

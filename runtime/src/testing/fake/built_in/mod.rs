@@ -3,6 +3,7 @@
 //! validation it makes of them.
 
 mod api_types;
+pub(super) mod base64;
 pub(super) mod types;
 pub(super) mod defaults;
 pub(super) mod validation;

@@ -30,6 +30,9 @@ pub(in super::super) struct ApiField {
     pub(in super::super) atomic: bool,
     /// What Go writes for the field when it is empty, if it writes it at all.
     pub(in super::super) zero: Option<Zero>,
+    /// Whether Go leaves the field out when it is empty (`omitempty` on a list, a map, a
+    /// string, a number or a boolean).
+    pub(in super::super) omit_empty: bool,
 }
 
 /// How server-side apply merges a list.
@@ -143,41 +146,61 @@ impl Ty {
     }
 }
 
-/// Writes into `value` (of type `ty`) the empty fields Go writes, as an object read from the
-/// API server has them: `"creationTimestamp": null` in a pod template's metadata, `"resources":
-/// {}` in a container, `"status": {}`.
-pub(in super::super) fn fill_go_zeros(ty: Ty, value: &mut Value) {
+/// Writes `value` (of type `ty`) as Go's encoding/json writes the API server's objects: the
+/// empty fields Go writes added (`"creationTimestamp": null` in a pod template's metadata,
+/// `"resources": {}` in a container, `"status": {}`), those it leaves out when empty removed
+/// (`"labels": {}`, `"data": {}`, `"x-kubernetes-validations": []`).
+pub(in super::super) fn as_go_writes(ty: Ty, value: &mut Value) {
     match (ty, value) {
         (Ty::Named(api_type), Value::Object(fields)) => {
+            fields.retain(|key, value| {
+                let omitted = api_type
+                    .field(key)
+                    .is_some_and(|field| field.omit_empty && is_go_empty(value));
+                !omitted
+            });
             for field in api_type.fields {
-                let Some(zero) = field.zero else { continue };
-                if fields.contains_key(field.name) {
-                    continue;
+                if let (Some(zero), false) = (field.zero, fields.contains_key(field.name)) {
+                    fields.insert(field.name.to_owned(), zero_value(zero));
                 }
-                let value = match zero {
-                    Zero::Null => Value::Null,
-                    Zero::Object => Value::Object(serde_json::Map::new()),
-                    Zero::Str(text) => Value::String(text.to_owned()),
-                    Zero::Int => Value::from(0),
-                    Zero::Bool => Value::Bool(false),
-                };
-                fields.insert(field.name.to_owned(), value);
             }
             for (key, child) in fields.iter_mut() {
-                fill_go_zeros(ty.child(Some(key)), child);
+                as_go_writes(ty.child(Some(key)), child);
             }
         }
         (Ty::Map(_), Value::Object(fields)) => {
             for (key, child) in fields.iter_mut() {
-                fill_go_zeros(ty.child(Some(key)), child);
+                as_go_writes(ty.child(Some(key)), child);
             }
         }
         (Ty::List(_), Value::Array(items)) => {
             for item in items {
-                fill_go_zeros(ty.child(None), item);
+                as_go_writes(ty.child(None), item);
             }
         }
         _ => {}
+    }
+}
+
+/// Whether Go's `omitempty` takes `value` for empty.
+fn is_go_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(flag) => !flag,
+        Value::Number(number) => number.as_f64() == Some(0.0),
+        Value::String(text) => text.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+    }
+}
+
+fn zero_value(zero: Zero) -> Value {
+    match zero {
+        Zero::Null => Value::Null,
+        Zero::Object => Value::Object(serde_json::Map::new()),
+        Zero::Str(text) => Value::String(text.to_owned()),
+        Zero::Int => Value::from(0),
+        Zero::Bool => Value::Bool(false),
     }
 }
 
@@ -245,7 +268,7 @@ mod tests {
                 "containers": [{ "name": "c", "image": "i" }],
             } } },
         });
-        fill_go_zeros(deployment, &mut object);
+        as_go_writes(deployment, &mut object);
         assert_eq!(object["status"], json!({}));
         assert_eq!(object["spec"]["template"]["metadata"]["creationTimestamp"], Value::Null);
         assert_eq!(object["spec"]["template"]["spec"]["containers"][0]["resources"], json!({}));

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::super::errors::{ErrorType, FieldError};
+use super::super::errors::{ErrorType, FieldError, go_quote};
 use super::super::kinds::Kind;
 use super::super::names;
 
@@ -25,6 +25,19 @@ pub(in super::super) fn validate(kind: &Kind, object: &Value, old: Option<&Value
     }
 }
 
+/// Why an object of a built-in kind does not decode as its Go type, beyond JSON types: a
+/// Secret's `data` or a ConfigMap's `binaryData` that is not base64.
+pub(in super::super) fn decode_error(kind: &Kind, object: &Value) -> Option<String> {
+    let field = match (kind.group.as_str(), kind.plural.as_str()) {
+        ("", "secrets") => "data",
+        ("", "configmaps") => "binaryData",
+        _ => return None,
+    };
+    sorted_keys(&object[field])
+        .into_iter()
+        .find_map(|key| super::base64::check(object[field][key].as_str().unwrap_or_default()).err())
+}
+
 fn invalid(field: &str, value: impl Into<Value>, detail: impl Into<String>) -> FieldError {
     FieldError::new(ErrorType::Invalid, field, Some(value.into()), detail)
 }
@@ -34,7 +47,7 @@ fn required(field: &str) -> FieldError {
 }
 
 fn not_supported(field: &str, value: &Value, supported: &[&str]) -> FieldError {
-    let quoted: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+    let quoted: Vec<String> = supported.iter().map(|s| go_quote(s)).collect();
     FieldError::new(
         ErrorType::NotSupported,
         field,
@@ -53,8 +66,18 @@ fn sorted_keys(value: &Value) -> Vec<&String> {
 /// The most bytes a ConfigMap's or a Secret's data may take.
 const MAX_DATA_SIZE: usize = 1024 * 1024;
 
+/// The metadata checks of a create that the validation of a ConfigMap's or a Secret's update
+/// makes again.
+fn create_metadata_again(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    match old {
+        Some(_) => super::super::metadata::validate_create(object, names::NameRule::Subdomain, true),
+        None => Vec::new(),
+    }
+}
+
 fn config_map(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = immutable_data(object, old, &["data", "binaryData"]);
+    errors.extend(create_metadata_again(object, old));
     let mut size = 0;
     for key in sorted_keys(&object["data"]) {
         let path = format!("data[{key}]");
@@ -109,6 +132,7 @@ fn secret(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         errors.push(invalid("type", object["type"].clone(), "field is immutable"));
     }
     errors.extend(immutable_data(object, old, &["data"]));
+    errors.extend(create_metadata_again(object, old));
     let mut size = 0;
     for key in sorted_keys(&object["data"]) {
         for message in names::config_map_key(key) {
@@ -177,7 +201,8 @@ fn workload(kind: &Kind, object: &Value, old: Option<&Value>) -> Vec<FieldError>
         }
     }
     let template = &spec["template"];
-    if !selector.is_null() && !selects(selector, &template["metadata"]["labels"]) {
+    // No selector selects nothing; an empty one everything.
+    if !selects(selector, &template["metadata"]["labels"]) {
         errors.push(FieldError::go(
             ErrorType::Invalid,
             "spec.template.metadata.labels",
@@ -203,8 +228,12 @@ fn workload(kind: &Kind, object: &Value, old: Option<&Value>) -> Vec<FieldError>
     errors
 }
 
-/// Whether the label selector `selector` selects objects of `labels`.
+/// Whether the label selector `selector` selects objects of `labels` (a missing selector selects
+/// nothing).
 fn selects(selector: &Value, labels: &Value) -> bool {
+    if selector.is_null() {
+        return false;
+    }
     let label = |key: &str| labels[key].as_str();
     let matches_labels = selector["matchLabels"]
         .as_object()
@@ -289,14 +318,44 @@ fn go_string_map(map: &Value) -> String {
     }
     let entries: Vec<String> = sorted_keys(map)
         .into_iter()
-        .map(|key| format!("{key:?}:{:?}", map[key].as_str().unwrap_or_default()))
+        .map(|key| format!("{}:{}", go_quote(key), go_quote(map[key].as_str().unwrap_or_default())))
         .collect();
     format!("map[string]string{{{}}}", entries.join(", "))
 }
 
-/// A label selector as Go prints a `*metav1.LabelSelector` with `%#v`: a pointer.
-fn go_label_selector(_selector: &Value) -> String {
-    "(*v1.LabelSelector)(0xc000000000)".to_owned()
+/// A label selector as Go prints it with `%#v` (the error of a field that holds a pointer
+/// prints what it points to).
+fn go_label_selector(selector: &Value) -> String {
+    let labels = if selector["matchLabels"].is_object() {
+        go_string_map(&selector["matchLabels"])
+    } else {
+        "map[string]string(nil)".to_owned()
+    };
+    let expressions = match selector["matchExpressions"].as_array() {
+        None => "[]v1.LabelSelectorRequirement(nil)".to_owned(),
+        Some(items) => {
+            let items: Vec<String> = items
+                .iter()
+                .map(|item| {
+                    let values = match item["values"].as_array() {
+                        None => "[]string(nil)".to_owned(),
+                        Some(values) => {
+                            let quoted: Vec<String> =
+                                values.iter().map(|v| go_quote(v.as_str().unwrap_or_default())).collect();
+                            format!("[]string{{{}}}", quoted.join(", "))
+                        }
+                    };
+                    format!(
+                        "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{values}}}",
+                        go_quote(item["key"].as_str().unwrap_or_default()),
+                        go_quote(item["operator"].as_str().unwrap_or_default()),
+                    )
+                })
+                .collect();
+            format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
+        }
+    };
+    format!("v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{expressions}}}")
 }
 
 fn pod_template(template: &Value, path: &str) -> Vec<FieldError> {

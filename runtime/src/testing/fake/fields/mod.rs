@@ -26,6 +26,7 @@ use node::Node;
 pub(super) use paths::{FieldSet, Path, Step};
 use paths::{display, fields_v1, from_fields_v1, get, remove};
 
+use super::errors::go_quote;
 use super::kinds::Kind;
 
 /// The paths of `metadata` that the API server owns: nobody's in `managedFields`.
@@ -82,17 +83,14 @@ impl Entry {
     }
 
     /// The manager as the API server names it in conflicts: `"kubectl"`, or for a manager
-    /// that did not apply, `"kubectl" using v1 at <time>`.
+    /// that did not apply, `"kubectl" using v1` (its identity, without the time).
     fn printed(&self) -> String {
-        let mut name = format!("{:?}", self.manager);
+        let mut name = go_quote(&self.manager);
         if let Some(subresource) = self.subresource {
-            name.push_str(&format!(" with subresource {subresource:?}"));
+            name.push_str(&format!(" with subresource {}", go_quote(subresource)));
         }
         if self.operation == Operation::Update {
             name.push_str(&format!(" using {}", self.api_version));
-            if let Some(time) = self.time.as_str() {
-                name.push_str(&format!(" at {time}"));
-            }
         }
         name
     }

@@ -10,7 +10,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Resource as _;
 use serde_json::{Value, json};
 
-use super::super::errors::{ApiError, ErrorType, FieldError};
+use super::super::errors::{ApiError, ErrorType, FieldError, go_quote};
 use super::super::fields::Scope;
 use super::super::query::FieldValidation;
 use super::super::kinds::{Kind, ResourceKey};
@@ -24,8 +24,8 @@ fn go_versions(crd: &Value) -> String {
     let items: Vec<String> = versions(crd)
         .map(|version| {
             format!(
-                "apiextensions.CustomResourceDefinitionVersion{{Name:{:?}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), Subresources:(*apiextensions.CustomResourceSubresources)(nil), AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil)}}",
-                version["name"].as_str().unwrap_or_default(),
+                "apiextensions.CustomResourceDefinitionVersion{{Name:{}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), Subresources:(*apiextensions.CustomResourceSubresources)(nil), AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil)}}",
+                go_quote(version["name"].as_str().unwrap_or_default()),
                 version["served"] == true,
                 version["storage"] == true,
                 version["deprecated"] == true,
@@ -132,7 +132,7 @@ impl Store {
             if name != expected {
                 return Err(invalid(
                     "metadata.name",
-                    format!("{name:?}"),
+                    go_quote(&name),
                     "must be spec.names.plural+\".\"+spec.group".to_owned(),
                 ));
             }
@@ -193,12 +193,12 @@ impl Store {
         {
             return Err(invalid(
                 &format!("status.storedVersions[{index}]"),
-                format!("{version:?}"),
+                go_quote(version),
                 "must appear in spec.versions".to_owned(),
             ));
         }
         if !stored.contains(&storage.as_str()) {
-            let quoted: Vec<String> = stored.iter().map(|v| format!("{v:?}")).collect();
+            let quoted: Vec<String> = stored.iter().map(|v| go_quote(v)).collect();
             return Err(invalid(
                 "status.storedVersions",
                 format!("[]string{{{}}}", quoted.join(", ")),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use kube::core::admission::Operation;
 
 use super::super::admission::Request;
-use super::super::errors::{ApiError, ErrorType, FieldError, KindNames};
+use super::super::errors::{ApiError, ErrorType, FieldError, KindNames, go_quote};
 use super::super::fields::{Managers, Scope, Writer};
 use super::super::kinds::{Kind, ResourceKey};
 use super::super::query::FieldValidation;
@@ -38,16 +38,9 @@ impl Store {
         let namespace = self.request_namespace(&kind, namespace, &mut object)?;
         let name = self.generate_name(&mut object);
         let strategy = Strategy::of(&kind);
-        prepare_create(&kind, &strategy, caller.scope, &mut object);
-        let request = Request {
-            operation: Operation::Create,
-            user: &caller.user,
-            name: &name,
-            namespace: namespace.as_deref(),
-            dry_run: caller.dry_run,
-        };
-        let mut object = self.admit(&kind, caller, &request, object, None)?;
-        self.prepare_crd(&kind, caller.scope, &mut object, None)?;
+        // Decoded (defaults set), then seen by the field managers, before admission and the
+        // strategy change it.
+        self.decode(&kind, caller, &mut object)?;
         let mut managers = Managers::default();
         let reset = strategy.reset(&kind, caller.scope);
         let writer = Writer {
@@ -57,6 +50,17 @@ impl Store {
             reset: &reset,
         };
         managers.record_update(&writer, &self.empty_object(&kind), &object);
+        let request = Request {
+            operation: Operation::Create,
+            user: &caller.user,
+            name: &name,
+            namespace: namespace.as_deref(),
+            dry_run: caller.dry_run,
+        };
+        let scope = caller.scope;
+        let mut prepare = |object: &mut Value| prepare_create(&kind, &strategy, scope, object);
+        let mut object = self.admit(&kind, caller, &request, object, None, &mut prepare)?;
+        self.prepare_crd(&kind, caller.scope, &mut object, None)?;
         if object["metadata"]["resourceVersion"]
             .as_str()
             .is_some_and(|version| !version.is_empty())
@@ -165,7 +169,7 @@ impl Store {
     fn empty_object(&self, kind: &Kind) -> Value {
         let mut object = json!({ "apiVersion": kind.api_version(), "kind": kind.kind });
         if let Some(ty) = kind.built_in_type() {
-            super::super::built_in::types::fill_go_zeros(ty, &mut object);
+            super::super::built_in::types::as_go_writes(ty, &mut object);
         }
         object
     }
@@ -203,7 +207,6 @@ impl Store {
             object,
             managers: changed_managers,
         } = edited;
-        let object = strategy.scoped(&kind, caller.scope, &live, object);
         let update = Update {
             kind: &kind,
             strategy: &strategy,
@@ -287,8 +290,6 @@ impl Store {
             .map_err(|conflicts| ApiError::apply_conflicts(&conflicts))?;
         check_name(kind, name, kind.namespaced.then_some(namespace.as_str()), &object)?;
         let namespace = kind.namespaced.then_some(namespace.as_str());
-        let mut object = object;
-        prepare_create(kind, &strategy, Scope::Main, &mut object);
         let request = Request {
             operation: Operation::Create,
             user: &caller.user,
@@ -296,7 +297,9 @@ impl Store {
             namespace,
             dry_run: caller.dry_run,
         };
-        let mut object = self.admit(kind, caller, &request, object, None)?;
+        let mut prepare =
+            |object: &mut Value| prepare_create(kind, &strategy, Scope::Main, object);
+        let mut object = self.admit(kind, caller, &request, object, None, &mut prepare)?;
         self.prepare_crd(kind, Scope::Main, &mut object, None)?;
         self.insert_new(kind, key.clone(), object, managers, caller.dry_run)
     }
@@ -335,9 +338,14 @@ impl Store {
         let kind = writer.kind;
         let name = live["metadata"]["name"].as_str().unwrap_or_default();
         let namespace = live["metadata"]["namespace"].as_str();
+        let is_patch = matches!(edit, Edit::Merge(_) | Edit::Json(_) | Edit::Strategic(_));
         let object = match edit {
             Edit::Replace(mut object) => {
                 check_type(kind, &mut object)?;
+                // The fake's own writes (`put`, `register_crd`) replace whatever is there.
+                if caller.scope == Scope::Whole {
+                    object["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
+                }
                 fill_namespace(kind, namespace, &mut object)?;
                 check_name(kind, name, namespace, &object)?;
                 let key = object_key(namespace, name);
@@ -365,7 +373,11 @@ impl Store {
         };
         // The body is decoded (defaults set) before the field managers see it.
         let mut object = object;
-        self.decode(kind, caller, &mut object)?;
+        if is_patch {
+            self.decode_patched(kind, caller, &mut object)?;
+        } else {
+            self.decode(kind, caller, &mut object)?;
+        }
         managers.record_update(writer, live, &object);
         Ok(Edited { object, managers })
     }
@@ -388,8 +400,6 @@ impl Store {
             before,
         } = update;
         let (namespace, name) = (&key.0, key.1.as_str());
-        let mut object = object;
-        keep_system_metadata(live, &mut object);
         let request = Request {
             operation: Operation::Update,
             user: &caller.user,
@@ -397,14 +407,19 @@ impl Store {
             namespace: kind.namespaced.then_some(namespace.as_str()),
             dry_run: caller.dry_run,
         };
-        let mut object = self.admit(kind, caller, &request, object, Some(live))?;
+        let scope = caller.scope;
+        let mut prepare = |object: &mut Value| {
+            *object = strategy.scoped(kind, scope, live, std::mem::take(object));
+            keep_system_metadata(live, object);
+            // Writes to the status keep the generation.
+            if scope != Scope::Status
+                && let Some(generation) = strategy.generation(live, object)
+            {
+                object["metadata"]["generation"] = json!(generation);
+            }
+        };
+        let mut object = self.admit(kind, caller, &request, object, Some(live), &mut prepare)?;
         self.prepare_crd(kind, caller.scope, &mut object, Some(live))?;
-        // Writes to the status keep the generation.
-        if caller.scope != Scope::Status
-            && let Some(generation) = strategy.generation(live, &object)
-        {
-            object["metadata"]["generation"] = json!(generation);
-        }
         let resource = kind.resource();
         if without_managed_fields(&object) == without_managed_fields(live)
             && managers.same_as(before)
@@ -432,7 +447,7 @@ impl Store {
 }
 
 /// Where Namespaces are.
-fn namespaces() -> ResourceKey {
+pub(super) fn namespaces() -> ResourceKey {
     ResourceKey {
         group: String::new(),
         version: "v1".to_owned(),
@@ -448,8 +463,10 @@ fn prepare_create(kind: &Kind, strategy: &Strategy, scope: Scope, object: &mut V
         && let Some(fields) = object.as_object_mut()
     {
         fields.remove("status");
-        if kind.built_in_type().is_some() {
+        // A built-in kind's status starts empty (Go writes `{}`), or as its strategy says.
+        if let Some(ty) = kind.built_in_type() {
             super::super::built_in::defaults::prepare_create(kind, object);
+            super::super::built_in::types::as_go_writes(ty, object);
         }
     }
     if strategy.has_generation() {
@@ -570,7 +587,7 @@ fn check_update_version(
         "" => 0,
         text => text.parse::<u64>().map_err(|_| {
             ApiError::unclassified(format!(
-                "strconv.ParseUint: parsing {text:?}: invalid syntax"
+                "strconv.ParseUint: parsing {}: invalid syntax", go_quote(text)
             ))
         })?,
     };
@@ -658,11 +675,13 @@ fn keep_system_metadata(live: &Value, object: &mut Value) {
         object[field] = live[field].clone();
     }
     let metadata = object_field(object, "metadata");
+    // A uid stays as given (the validation of the update refuses another one).
+    if metadata.get("uid").and_then(Value::as_str).is_none_or(str::is_empty) {
+        metadata.insert("uid".to_owned(), live["metadata"]["uid"].clone());
+    }
     for field in [
-        "uid",
         "creationTimestamp",
         "deletionTimestamp",
-        "deletionGracePeriodSeconds",
         "generation",
         "resourceVersion",
     ] {
@@ -670,6 +689,11 @@ fn keep_system_metadata(live: &Value, object: &mut Value) {
             Some(value) => metadata.insert(field.to_owned(), value.clone()),
             None => metadata.remove(field),
         };
+    }
+    if metadata.get("deletionGracePeriodSeconds").is_none_or(Value::is_null)
+        && let Some(seconds) = live["metadata"].get("deletionGracePeriodSeconds")
+    {
+        metadata.insert("deletionGracePeriodSeconds".to_owned(), seconds.clone());
     }
     metadata.remove("managedFields");
 }
@@ -716,6 +740,9 @@ impl Store {
             let remote = self.url_webhooks::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>();
             self.webhooks
                 .validate(&kind, &request, None, Some(&live), &remote)?;
+        }
+        if super::namespaces::is_namespace(&kind) {
+            return self.delete_namespace(&kind, key, live, stored_live, managers, dry_run);
         }
         if !finalizers(&live).is_empty() {
             return self.delete_gracefully(&kind, key, live, stored_live, managers, dry_run);

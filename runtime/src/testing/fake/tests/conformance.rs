@@ -32,7 +32,9 @@ use crate::testing::envtest::{Envtest, Options};
 use crate::testing::fake::FakeApiServer;
 use crate::testing::from_yaml;
 
+mod built_in;
 mod cases;
+mod more;
 
 pub(super) use cases::table;
 
@@ -112,16 +114,24 @@ async fn send(client: &Client, call: &Call, namespace: &str, n: usize) -> Answer
     let bytes = response.into_body().collect_bytes().await.expect("a body");
     let body = serde_json::from_slice(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let sent: Option<Value> = call
+        .body
+        .as_deref()
+        .and_then(|body| serde_json::from_str(body).ok());
+    let generate_name = sent
+        .as_ref()
+        .and_then(|sent| sent["metadata"]["generateName"].as_str());
     Answer {
         code,
-        body: normalized(body),
+        body: normalized(body, generate_name),
     }
 }
 
 /// Takes out what each server makes up: uids, resourceVersions, times, continue tokens, the
-/// random suffix of a generated name, and, in messages, uids and the addresses of Go pointers
-/// (`(*bool)(0xc004163e94)` in a value printed with `%#v`).
-fn normalized(mut body: Value) -> Value {
+/// random suffix of a generated name (of `generate_name`, the request's), and, in messages,
+/// uids and the addresses of Go pointers (`(*bool)(0xc004163e94)` in a value printed with
+/// `%#v`).
+fn normalized(mut body: Value, generate_name: Option<&str>) -> Value {
     metadata(&mut body);
     if let Some(items) = body.get_mut("items").and_then(Value::as_array_mut) {
         items.iter_mut().for_each(metadata);
@@ -135,12 +145,29 @@ fn normalized(mut body: Value) -> Value {
     {
         causes.sort_by_key(|cause| cause.to_string());
     }
-    made_up_in_text(&mut body);
+    made_up_in_text(&mut body, generate_name);
     body
 }
 
-/// What a server makes up in an object's metadata (and a CRD's conditions).
+/// What a server makes up in an object's metadata (and a CRD's conditions, a Service's
+/// cluster IPs).
 fn metadata(object: &mut Value) {
+    if object["kind"] == "Service" {
+        if let Some(ip) = object.pointer_mut("/spec/clusterIP")
+            && ip != "None"
+        {
+            *ip = Value::from("<ip>");
+        }
+        for ip in object
+            .pointer_mut("/spec/clusterIPs")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter(|ip| *ip != "None")
+        {
+            *ip = Value::from("<ip>");
+        }
+    }
     let is_crd = object["kind"] == "CustomResourceDefinition";
     if let (true, Some(conditions)) = (
         is_crd,
@@ -186,20 +213,41 @@ fn metadata(object: &mut Value) {
     }
 }
 
-/// Uids and pointer addresses in every string of `value`.
-fn made_up_in_text(value: &mut Value) {
-    static UID: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap()
+/// What servers make up, in every string of `value`: uids, pointer addresses, times, resource
+/// versions (in a message's preconditions, or in an object written into a message), and the
+/// suffixes of names generated from `generate_name`.
+fn made_up_in_text(value: &mut Value, generate_name: Option<&str>) {
+    static PATTERNS: LazyLock<Vec<(Regex, &str)>> = LazyLock::new(|| {
+        [
+            ("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<uid>"),
+            (r"\(0x[0-9a-f]+\)", "(<pointer>)"),
+            (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "<time>"),
+            (r"in record \(\d+\)", "in record (<rv>)"),
+            (r#"resourceVersion(\\*)":(\\*)"\d+"#, r#"resourceVersion$1":$2"<rv>"#),
+        ]
+        .into_iter()
+        .map(|(pattern, replacement)| (Regex::new(pattern).unwrap(), replacement))
+        .collect()
     });
-    static POINTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(0x[0-9a-f]+\)").unwrap());
     match value {
         Value::String(text) => {
-            let replaced = UID.replace_all(text, "<uid>");
-            let replaced = POINTER.replace_all(&replaced, "(<pointer>)");
-            *text = replaced.into_owned();
+            for (pattern, replacement) in PATTERNS.iter() {
+                *text = pattern.replace_all(text, *replacement).into_owned();
+            }
+            if let Some(prefix) = generate_name.filter(|prefix| !prefix.is_empty()) {
+                let suffix = format!("{}[bcdfghjklmnpqrstvwxz2456789]{{5}}", regex::escape(prefix));
+                let generated = Regex::new(&suffix).unwrap();
+                *text = generated
+                    .replace_all(text, format!("{prefix}<suffix>"))
+                    .into_owned();
+            }
         }
-        Value::Array(items) => items.iter_mut().for_each(made_up_in_text),
-        Value::Object(fields) => fields.values_mut().for_each(made_up_in_text),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| made_up_in_text(item, generate_name)),
+        Value::Object(fields) => fields
+            .values_mut()
+            .for_each(|field| made_up_in_text(field, generate_name)),
         _ => {}
     }
 }

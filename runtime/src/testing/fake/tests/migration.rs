@@ -15,6 +15,7 @@ use crate::manager::Shared;
 use crate::manager::storage_migrations::{StorageMigrations, run_once};
 use crate::metrics::Metrics;
 use crate::migration::*;
+use crate::testing::fake::tests::namespace;
 use crate::testing::fake::{FakeApiServer, Identity, Verb};
 use crate::webhook::{Converter, Spoke, Webhook};
 
@@ -83,6 +84,7 @@ async fn moved_to_v2(count: usize) -> FakeApiServer {
     let conversion = Converter::new::<v2::Widget>(vec![Spoke::new::<v1::Widget>()]);
     fake.register_crd(&crd("v1"))
         .register_webhooks(vec![Webhook::conversion(conversion)]);
+    fake.put(&namespace("other"));
     for index in 0..count {
         let namespace = if index % 2 == 0 { "default" } else { "other" };
         let api = Api::<v1::Widget>::namespaced(fake.client(), namespace);
