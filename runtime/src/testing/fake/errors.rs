@@ -379,7 +379,6 @@ pub(super) enum ErrorType {
     TooMany,
     Forbidden,
     Duplicate,
-    NotFound,
 }
 
 impl ErrorType {
@@ -393,7 +392,6 @@ impl ErrorType {
             ErrorType::TooMany => "Too many",
             ErrorType::Forbidden => "Forbidden",
             ErrorType::Duplicate => "Duplicate value",
-            ErrorType::NotFound => "Not found",
         }
     }
 
@@ -408,7 +406,6 @@ impl ErrorType {
             ErrorType::TooMany => "FieldValueTooMany",
             ErrorType::Forbidden => "FieldValueForbidden",
             ErrorType::Duplicate => "FieldValueDuplicate",
-            ErrorType::NotFound => "FieldValueNotFound",
         }
     }
 

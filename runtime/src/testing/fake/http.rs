@@ -2,17 +2,15 @@
 //! sends, the answers it expects, and watch streams (one JSON event per line).
 
 use std::io;
-use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http::{Method, Request, Response, StatusCode, header};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
 use super::admission::User;
 use super::errors::ApiError;
-use super::fields::Scope;
 use super::kinds::{Kind, ResourceKey};
 use super::rbac::{Attributes, Identity};
 use super::selector::Selector;

@@ -132,6 +132,8 @@
 mod admission;
 mod built_in;
 mod cel;
+mod cel_check;
+mod crd_validation;
 mod decode;
 mod errors;
 mod fields;

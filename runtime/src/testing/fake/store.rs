@@ -16,8 +16,6 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use http::StatusCode;
-use json_patch::PatchOperation;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
@@ -26,7 +24,6 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use kube::core::admission::Operation;
 
 use super::admission::{Request, User, Webhooks};
 use super::errors::{ApiError, FieldError};
@@ -786,7 +783,7 @@ impl Store {
         // The kind's strategy prepares the object between the mutating webhooks and the
         // validation.
         prepare(&mut object);
-        let errors = validate(kind, &enforcement, &object, old)?;
+        let errors = validate(kind, &enforcement, &object, old, caller.scope)?;
         if !errors.is_empty() {
             return Err(ApiError::invalid_fields(kind, request.name, &errors));
         }
@@ -917,6 +914,7 @@ fn validate(
     enforcement: &Enforcement,
     object: &Value,
     old: Option<&Value>,
+    scope: Scope,
 ) -> Result<Vec<FieldError>, ApiError> {
     let undecodable = super::built_in::validation::decode_error(kind, object);
     if let Some(message) = undecodable.or_else(|| {
@@ -943,7 +941,9 @@ fn validate(
     if let Some(schema) = &enforcement.schema {
         errors.extend(schema.validate(object, old));
     }
-    if kind.built_in_type().is_some() {
+    // A write to a built-in kind's status is checked by its status strategy (metadata only,
+    // here).
+    if kind.built_in_type().is_some() && scope != Scope::Status {
         errors.extend(super::built_in::validation::validate(kind, object, old));
     }
     Ok(errors)

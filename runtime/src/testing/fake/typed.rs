@@ -1,12 +1,8 @@
 //! The built-in kinds checked against k8s-openapi's Rust types, which follow the API's OpenAPI
 //! schema: a field of the wrong type is refused as the API server refuses a body it cannot
-//! decode (`400 BadRequest`); the required fields and formats are checked against the OpenAPI
-//! schema of the type (k8s-openapi's `JsonSchema`), a missing one refused as an invalid object
-//! (`422 Invalid`, `<field>: Required value`). The API server's further validation of built-in
-//! kinds (value ranges, cross-field rules) is not reproduced.
+//! decode (`400 BadRequest`). The API server's validation of the kinds is `built_in/
+//! validation.rs`'s.
 
-use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -27,15 +23,6 @@ pub(super) fn check<K: DeserializeOwned>(object: &Value) -> Result<(), String> {
     }
 }
 
-/// The OpenAPI v3 schema of `K`, inlined (no `$ref`s) as a CRD's schema is.
-pub(super) fn schema<K: JsonSchema>() -> Value {
-    let schema = SchemaSettings::openapi3()
-        .with(|settings| settings.inline_subschemas = true)
-        .into_generator()
-        .into_root_schema_for::<K>();
-    serde_json::to_value(schema).expect("schemas serialize")
-}
-
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::Deployment;
@@ -52,10 +39,6 @@ mod tests {
             "template": { "spec": { "containers": [{ "name": "a", "image": "i" }] } },
         }));
         assert_eq!(check::<Deployment>(&valid), Ok(()));
-        let schema = schema::<Deployment>();
-        let containers = &schema["properties"]["spec"]["properties"]["template"]["properties"]["spec"]
-            ["properties"]["containers"];
-        assert_eq!(containers["items"]["required"], json!(["name"]));
 
         let wrong = deployment(json!({ "replicas": "two", "selector": {}, "template": {} }));
         let Err(message) = check::<Deployment>(&wrong) else {

@@ -20,6 +20,11 @@ pub(in super::super) fn validate(kind: &Kind, object: &Value, old: Option<&Value
             workload(kind, object, old)
         }
         ("", "pods") => pod_spec(&object["spec"], "spec"),
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            let mut errors = super::super::crd_validation::name_errors(object);
+            errors.extend(super::super::crd_validation::validate(object, old));
+            errors
+        }
         ("", "services") => service(object),
         _ => Vec::new(),
     }

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use compare::{Comparison, compare, merge, to_field_set};
 use node::Node;
 pub(super) use paths::{FieldSet, Path, Step};
-use paths::{display, fields_v1, from_fields_v1, get, remove};
+use paths::{display, fields_v1, get, remove};
 
 use super::errors::go_quote;
 use super::kinds::Kind;
@@ -115,30 +115,6 @@ pub(super) struct Managers(Vec<Entry>);
 pub(super) type Conflict = (String, String);
 
 impl Managers {
-    /// The managers of an object as stored with its `managedFields`.
-    pub(super) fn read(object: &Value) -> Managers {
-        let entries = object["metadata"]["managedFields"].as_array();
-        let entries = entries.into_iter().flatten().filter_map(|entry| {
-            let subresource = match entry["subresource"].as_str() {
-                Some("status") => Some("status"),
-                Some(_) => return None,
-                None => None,
-            };
-            Some(Entry {
-                manager: entry["manager"].as_str()?.to_owned(),
-                operation: match entry["operation"].as_str()? {
-                    "Apply" => Operation::Apply,
-                    _ => Operation::Update,
-                },
-                subresource,
-                api_version: entry["apiVersion"].as_str().unwrap_or_default().to_owned(),
-                time: entry["time"].clone(),
-                fields: from_fields_v1(&entry["fieldsV1"]),
-            })
-        });
-        Managers(entries.collect())
-    }
-
     /// Records a write other than an apply that turned `old` (for a create, the kind's empty
     /// object) into `new`.
     pub(super) fn record_update(&mut self, writer: &Writer, old: &Value, new: &Value) {

@@ -137,14 +137,6 @@ impl<'a> Node<'a> {
             Type::Deduced => false,
         }
     }
-
-    /// The built-in type here, if any (for strategic merge patches).
-    pub(in super::super) fn built_in_type(&self) -> Option<Ty> {
-        match self.ty {
-            Type::BuiltIn(ty) => Some(ty),
-            _ => None,
-        }
-    }
 }
 
 fn is_embedded(schema: &Value) -> bool {

@@ -159,8 +159,9 @@ pub(in super::super) fn fields_v1(fields: &FieldSet) -> Value {
     Value::Object(root)
 }
 
-/// Reads `FieldsV1` back into a set (for objects stored with their managed fields).
-pub(in super::super) fn from_fields_v1(fields: &Value) -> FieldSet {
+/// Reads `FieldsV1` back into a set.
+#[cfg(test)]
+fn from_fields_v1(fields: &Value) -> FieldSet {
     fn walk(node: &Value, path: &mut Path, set: &mut FieldSet) {
         let Some(children) = node.as_object() else {
             return;

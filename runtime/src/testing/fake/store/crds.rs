@@ -15,25 +15,8 @@ use super::super::fields::Scope;
 use super::super::query::FieldValidation;
 use super::super::kinds::{Kind, ResourceKey};
 use super::super::names::NameRule;
-use super::super::schema::Schema;
 use super::super::typed;
 use super::{Enforcement, Store};
-
-/// The versions of a CRD as the API server prints them (`%#v` of its internal type).
-fn go_versions(crd: &Value) -> String {
-    let items: Vec<String> = versions(crd)
-        .map(|version| {
-            format!(
-                "apiextensions.CustomResourceDefinitionVersion{{Name:{}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), Subresources:(*apiextensions.CustomResourceSubresources)(nil), AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil)}}",
-                go_quote(version["name"].as_str().unwrap_or_default()),
-                version["served"] == true,
-                version["storage"] == true,
-                version["deprecated"] == true,
-            )
-        })
-        .collect();
-    format!("[]apiextensions.CustomResourceDefinitionVersion{{{}}}", items.join(", "))
-}
 
 /// Where CustomResourceDefinitions are served: `apiextensions.k8s.io/v1`.
 pub(in super::super) fn crd_resource() -> ResourceKey {
@@ -111,49 +94,9 @@ impl Store {
             let error = FieldError::go(ErrorType::Invalid, field, value, detail);
             ApiError::invalid_field(kind, &name, error)
         };
-        let storage = match versions(object).filter(|v| v["storage"] == true).count() {
-            1 => storage_version(object).unwrap_or_default().to_owned(),
-            _ => {
-                return Err(invalid(
-                    "spec.versions",
-                    go_versions(object),
-                    "must have exactly one version marked as storage version".to_owned(),
-                ));
-            }
-        };
+        // The spec was validated (`crd_validation.rs`): one storage version, the name.
+        let storage = storage_version(object).unwrap_or_default().to_owned();
         if scope != Scope::Status {
-            let expected = format!(
-                "{}.{}",
-                object["spec"]["names"]["plural"]
-                    .as_str()
-                    .unwrap_or_default(),
-                object["spec"]["group"].as_str().unwrap_or_default()
-            );
-            if name != expected {
-                return Err(invalid(
-                    "metadata.name",
-                    go_quote(&name),
-                    "must be spec.names.plural+\".\"+spec.group".to_owned(),
-                ));
-            }
-            let crd: CustomResourceDefinition = serde_json::from_value(object.clone())
-                .map_err(|error| ApiError::bad_request(error.to_string()))?;
-            for served in Kind::from_crd(&crd) {
-                let index = crd
-                    .spec
-                    .versions
-                    .iter()
-                    .position(|v| v.name == served.version);
-                if let Some(schema) = served.schema {
-                    Schema::new(schema).map_err(|error| {
-                        let field = format!(
-                            "spec.versions[{}].schema.openAPIV3Schema",
-                            index.unwrap_or_default()
-                        );
-                        invalid(&field, String::new(), error)
-                    })?;
-                }
-            }
             if live.is_none() {
                 // A new CRD: its status is the server's, whatever the request said, and the
                 // API server's controllers accept its names a moment later (`establish`).

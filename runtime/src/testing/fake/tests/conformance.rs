@@ -280,8 +280,8 @@ fn differences(expected: &Value, got: &Value, at: &str, out: &mut Vec<String>) {
 fn difference(at: &str, expected: Option<&Value>, got: Option<&Value>) -> String {
     let show = |value: Option<&Value>| {
         let text = value.map_or("(none)".to_owned(), Value::to_string);
-        if text.chars().count() > 600 {
-            format!("{}…", text.chars().take(600).collect::<String>())
+        if text.chars().count() > 3000 {
+            format!("{}…", text.chars().take(3000).collect::<String>())
         } else {
             text
         }
