@@ -49,20 +49,22 @@ pub(super) struct RuleCost {
 
 /// The most items a list schema allows, or a request could hold.
 pub(super) fn max_items(list: &Value) -> u64 {
-    list["maxItems"].as_u64().unwrap_or_else(|| {
-        (MAX_REQUEST_BYTES - 2) / (min_size(&list["items"]) + 1)
-    })
+    list["maxItems"]
+        .as_u64()
+        .unwrap_or_else(|| (MAX_REQUEST_BYTES - 2) / (min_size(&list["items"]) + 1))
 }
 
 /// The most entries a map schema allows, or a request could hold.
 pub(super) fn max_properties(map: &Value) -> u64 {
-    map["maxProperties"].as_u64().unwrap_or_else(|| {
-        (MAX_REQUEST_BYTES - 2) / (min_size(&map["additionalProperties"]) + 6)
-    })
+    map["maxProperties"]
+        .as_u64()
+        .unwrap_or_else(|| (MAX_REQUEST_BYTES - 2) / (min_size(&map["additionalProperties"]) + 6))
 }
 
 fn max_length(string: &Value) -> u64 {
-    string["maxLength"].as_u64().unwrap_or(MAX_REQUEST_BYTES - 2)
+    string["maxLength"]
+        .as_u64()
+        .unwrap_or(MAX_REQUEST_BYTES - 2)
 }
 
 /// The fewest bytes a value of `schema` takes in JSON.
@@ -88,7 +90,9 @@ pub(super) fn check(source: &str, node: &Value) -> Result<Cost, String> {
         errors: Vec::new(),
     };
     checker.scope.insert("self".to_owned(), Type::Schema(node));
-    checker.scope.insert("oldSelf".to_owned(), Type::Schema(node));
+    checker
+        .scope
+        .insert("oldSelf".to_owned(), Type::Schema(node));
     let (_, cost) = checker.walk(program.expression());
     match checker.errors.as_slice() {
         [] => Ok(cost),
@@ -115,7 +119,10 @@ impl<'v> Checker<'_, 'v> {
     /// The type and cost of `expr`.
     fn walk(&mut self, expr: &IdedExpr) -> (Type<'v>, Cost) {
         match &expr.expr {
-            Expr::Ident(name) => (self.scope.get(name).copied().unwrap_or(Type::Dyn), Cost::ONE),
+            Expr::Ident(name) => (
+                self.scope.get(name).copied().unwrap_or(Type::Dyn),
+                Cost::ONE,
+            ),
             Expr::Select(select) => {
                 let (operand, cost) = self.walk(&select.operand);
                 (self.select(operand, &select.field), cost.plus(Cost::ONE))
@@ -138,7 +145,9 @@ impl<'v> Checker<'_, 'v> {
             Expr::List(list) => list
                 .elements
                 .iter()
-                .fold((Type::Dyn, Cost(0)), |(ty, cost), e| (ty, cost.plus(self.walk(e).1))),
+                .fold((Type::Dyn, Cost(0)), |(ty, cost), e| {
+                    (ty, cost.plus(self.walk(e).1))
+                }),
             _ => (Type::Dyn, Cost(0)),
         }
     }
@@ -149,8 +158,12 @@ impl<'v> Checker<'_, 'v> {
     ) -> (Type<'v>, Cost) {
         let (range, range_cost) = self.walk(&comprehension.iter_range);
         let (item, count) = match range {
-            Type::Schema(schema) if schema["type"] == "array" => (element(schema), max_items(schema)),
-            Type::Schema(schema) if schema["type"] == "object" => (Type::Dyn, max_properties(schema)),
+            Type::Schema(schema) if schema["type"] == "array" => {
+                (element(schema), max_items(schema))
+            }
+            Type::Schema(schema) if schema["type"] == "object" => {
+                (Type::Dyn, max_properties(schema))
+            }
             _ => (Type::Dyn, 1),
         };
         let shadowed = self.scope.insert(comprehension.iter_var.clone(), item);
@@ -258,10 +271,16 @@ mod tests {
     #[test]
     fn undefined_fields_are_found_where_cel_go_finds_them() {
         let error = check("self.colour == 'red'", &spec()).unwrap_err();
-        assert_eq!(error, "ERROR: <input>:1:5: undefined field 'colour'\n | self.colour == 'red'\n | ....^");
+        assert_eq!(
+            error,
+            "ERROR: <input>:1:5: undefined field 'colour'\n | self.colour == 'red'\n | ....^"
+        );
         assert!(check("self.size <= 5", &spec()).is_ok());
         let syntax = check("self.size <= ", &spec()).unwrap_err();
-        assert!(syntax.starts_with("ERROR: <input>:1:14: Syntax error:"), "{syntax}");
+        assert!(
+            syntax.starts_with("ERROR: <input>:1:14: Syntax error:"),
+            "{syntax}"
+        );
         assert!(syntax.contains("\n | self.size <= \n | "), "{syntax}");
     }
 
@@ -269,9 +288,11 @@ mod tests {
     fn costs_grow_with_the_lists_the_schema_does_not_bound() {
         let bounded = check("self.short.all(a, self.short.all(b, a != b))", &spec()).unwrap();
         assert!(bounded.value() < 1_000, "{bounded:?}");
-        let unbounded =
-            check("self.names.all(a, self.names.all(b, self.names.all(c, a + b + c != '')))", &spec())
-                .unwrap();
+        let unbounded = check(
+            "self.names.all(a, self.names.all(b, self.names.all(c, a + b + c != '')))",
+            &spec(),
+        )
+        .unwrap();
         assert!(unbounded.value() > 1_000_000_000, "{unbounded:?}");
     }
 }

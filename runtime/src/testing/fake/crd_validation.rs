@@ -28,7 +28,10 @@ fn required(field: &str, detail: &str) -> FieldError {
 }
 
 fn versions(crd: &Value) -> &[Value] {
-    crd["spec"]["versions"].as_array().map(Vec::as_slice).unwrap_or_default()
+    crd["spec"]["versions"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
 }
 
 /// Whether every version has the same schema: the internal form keeps it once, as
@@ -74,19 +77,36 @@ fn stored_versions_errors(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let quoted: Vec<String> = stored.iter().map(|v| go_quote(v)).collect();
     let go_stored = format!("[]string{{{}}}", quoted.join(", "));
     if stored.is_empty() {
-        return vec![FieldError::go(ErrorType::Invalid, field, go_stored, "must have at least one stored version")];
+        return vec![FieldError::go(
+            ErrorType::Invalid,
+            field,
+            go_stored,
+            "must have at least one stored version",
+        )];
     }
     let mut errors = Vec::new();
     for version in &storage {
         if !stored.contains(version) {
             let detail = format!("must have the storage version {version}");
-            errors.push(FieldError::go(ErrorType::Invalid, field, go_stored.clone(), detail));
+            errors.push(FieldError::go(
+                ErrorType::Invalid,
+                field,
+                go_stored.clone(),
+                detail,
+            ));
         }
     }
-    let names: Vec<&str> = versions(crd).iter().filter_map(|v| v["name"].as_str()).collect();
+    let names: Vec<&str> = versions(crd)
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
     for (index, version) in stored.iter().enumerate() {
         if !names.contains(version) {
-            errors.push(invalid(&format!("{field}[{index}]"), version, "must appear in spec.versions"));
+            errors.push(invalid(
+                &format!("{field}[{index}]"),
+                version,
+                "must appear in spec.versions",
+            ));
         }
     }
     errors
@@ -119,7 +139,10 @@ fn spec_errors(crd: &Value) -> Vec<FieldError> {
     errors.extend(version_errors(crd, shared.is_none()));
     errors.extend(names_errors(&spec["names"]));
     if let Some(schema) = shared {
-        errors.extend(schema_errors(&schema["openAPIV3Schema"], "spec.validation.openAPIV3Schema"));
+        errors.extend(schema_errors(
+            &schema["openAPIV3Schema"],
+            "spec.validation.openAPIV3Schema",
+        ));
     }
     errors
 }
@@ -136,7 +159,11 @@ pub(super) fn name_errors(crd: &Value) -> Vec<FieldError> {
     if name.is_empty() || name == expected {
         return Vec::new();
     }
-    vec![invalid("metadata.name", name, "must be spec.names.plural+\".\"+spec.group")]
+    vec![invalid(
+        "metadata.name",
+        name,
+        "must be spec.names.plural+\".\"+spec.group",
+    )]
 }
 
 fn group_errors(group: &str) -> Vec<FieldError> {
@@ -148,7 +175,11 @@ fn group_errors(group: &str) -> Vec<FieldError> {
         return vec![invalid("spec.group", group, errors.join(","))];
     }
     if !group.contains('.') {
-        return vec![invalid("spec.group", group, "should be a domain with at least one dot")];
+        return vec![invalid(
+            "spec.group",
+            group,
+            "should be a domain with at least one dot",
+        )];
     }
     Vec::new()
 }
@@ -164,7 +195,11 @@ fn version_errors(crd: &Value, per_version_schemas: bool) -> Vec<FieldError> {
         seen.push(name);
         let found = names::dns1035_label(name);
         if !found.is_empty() {
-            errors.push(invalid(&format!("spec.versions[{index}].name"), name, found.join(",")));
+            errors.push(invalid(
+                &format!("spec.versions[{index}].name"),
+                name,
+                found.join(","),
+            ));
         }
         if per_version_schemas && !version["schema"]["openAPIV3Schema"].is_null() {
             let at = format!("spec.versions[{index}].schema.openAPIV3Schema");
@@ -173,7 +208,12 @@ fn version_errors(crd: &Value, per_version_schemas: bool) -> Vec<FieldError> {
     }
     let go_versions = || go_versions(crd, per_version_schemas);
     if !unique {
-        errors.push(FieldError::go(ErrorType::Invalid, "spec.versions", go_versions(), "must contain unique version names"));
+        errors.push(FieldError::go(
+            ErrorType::Invalid,
+            "spec.versions",
+            go_versions(),
+            "must contain unique version names",
+        ));
     }
     if versions.iter().filter(|v| v["storage"] == true).count() != 1 {
         errors.push(FieldError::go(
@@ -211,7 +251,10 @@ fn go_versions(crd: &Value, per_version_schemas: bool) -> String {
             )
         })
         .collect();
-    format!("[]apiextensions.CustomResourceDefinitionVersion{{{}}}", items.join(", "))
+    format!(
+        "[]apiextensions.CustomResourceDefinitionVersion{{{}}}",
+        items.join(", ")
+    )
 }
 
 fn names_errors(names: &Value) -> Vec<FieldError> {
@@ -225,18 +268,29 @@ fn names_errors(names: &Value) -> Vec<FieldError> {
     for key in ["plural", "singular"] {
         let found = names::dns1035_label(text(key));
         if !text(key).is_empty() && !found.is_empty() {
-            errors.push(invalid(&format!("spec.names.{key}"), text(key), found.join(",")));
+            errors.push(invalid(
+                &format!("spec.names.{key}"),
+                text(key),
+                found.join(","),
+            ));
         }
     }
     for key in ["kind", "listKind"] {
         let found = names::dns1035_label(&text(key).to_lowercase());
         if !text(key).is_empty() && !found.is_empty() {
-            let detail = format!("may have mixed case, but should otherwise match: {}", found.join(","));
+            let detail = format!(
+                "may have mixed case, but should otherwise match: {}",
+                found.join(",")
+            );
             errors.push(invalid(&format!("spec.names.{key}"), text(key), detail));
         }
     }
     if !text("kind").is_empty() && text("kind") == text("listKind") {
-        errors.push(invalid("spec.names.listKind", text("listKind"), "kind and listKind may not be the same"));
+        errors.push(invalid(
+            "spec.names.listKind",
+            text("listKind"),
+            "kind and listKind may not be the same",
+        ));
     }
     errors
 }
@@ -246,10 +300,16 @@ fn schema_errors(schema: &Value, at: &str) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut costs = Vec::new();
     node_errors(schema, schema, at, Cost::ONE, &mut errors, &mut costs);
-    let total: u64 = costs.iter().fold(0, |total: u64, cost| total.saturating_add(cost.cost));
+    let total: u64 = costs
+        .iter()
+        .fold(0, |total: u64, cost| total.saturating_add(cost.cost));
     if total > TOTAL_COST_LIMIT {
         costs.sort_by(|a, b| b.cost.cmp(&a.cost));
-        for expensive in costs.iter().take(4).filter(|c| c.cost >= TOTAL_COST_LIMIT / 100) {
+        for expensive in costs
+            .iter()
+            .take(4)
+            .filter(|c| c.cost >= TOTAL_COST_LIMIT / 100)
+        {
             errors.push(FieldError::new(
                 ErrorType::Forbidden,
                 &expensive.path,
@@ -261,7 +321,11 @@ fn schema_errors(schema: &Value, at: &str) -> Vec<FieldError> {
             ErrorType::Forbidden,
             at,
             None,
-            cost_message("x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", total, TOTAL_COST_LIMIT),
+            cost_message(
+                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                total,
+                TOTAL_COST_LIMIT,
+            ),
         ));
     }
     errors
@@ -292,12 +356,20 @@ fn node_errors(
     errors: &mut Vec<FieldError>,
     costs: &mut Vec<RuleCost>,
 ) {
-    for (index, rule) in node["x-kubernetes-validations"].as_array().into_iter().flatten().enumerate() {
+    for (index, rule) in node["x-kubernetes-validations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let path = format!("{at}.x-kubernetes-validations[{index}]");
         errors.extend(rule_errors(node, rule, &path, cardinality, costs));
     }
-    let mut properties: Vec<(&String, &Value)> =
-        node["properties"].as_object().into_iter().flatten().collect();
+    let mut properties: Vec<(&String, &Value)> = node["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .collect();
     properties.sort_by_key(|(name, _)| *name);
     for (name, property) in properties {
         let at = format!("{at}.properties[{name}]");
@@ -305,12 +377,26 @@ fn node_errors(
     }
     if node["items"].is_object() {
         let each = cardinality.times(cel_check::max_items(node));
-        node_errors(root, &node["items"], &format!("{at}.items"), each, errors, costs);
+        node_errors(
+            root,
+            &node["items"],
+            &format!("{at}.items"),
+            each,
+            errors,
+            costs,
+        );
     }
     if node["additionalProperties"].is_object() {
         let each = cardinality.times(cel_check::max_properties(node));
         let at = format!("{at}.additionalProperties");
-        node_errors(root, &node["additionalProperties"], &at, each, errors, costs);
+        node_errors(
+            root,
+            &node["additionalProperties"],
+            &at,
+            each,
+            errors,
+            costs,
+        );
     }
 }
 
@@ -346,7 +432,10 @@ fn rule_errors(
                     cost_message("estimated rule cost", cost, RULE_COST_LIMIT),
                 ));
             }
-            costs.push(RuleCost { path: format!("{path}.rule"), cost });
+            costs.push(RuleCost {
+                path: format!("{path}.rule"),
+                cost,
+            });
         }
     }
     if !text("messageExpression").is_empty()

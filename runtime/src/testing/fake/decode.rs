@@ -274,18 +274,39 @@ mod tests {
             error("{ not json").as_deref(),
             Some("invalid character 'n' looking for beginning of object key string")
         );
-        assert_eq!(error(r#"{"a" 1}"#).as_deref(), Some("invalid character '1' after object key"));
+        assert_eq!(
+            error(r#"{"a" 1}"#).as_deref(),
+            Some("invalid character '1' after object key")
+        );
         assert_eq!(
             error(r#"{"a": 1 "b"}"#).as_deref(),
             Some("invalid character '\"' after object key:value pair")
         );
-        assert_eq!(error(r#"[1 2]"#).as_deref(), Some("invalid character '2' after array element"));
-        assert_eq!(error(r#"{"a": tru}"#).as_deref(), Some("invalid character '}' in literal true (expecting 'e')"));
-        assert_eq!(error(r#"{"a": 1"#).as_deref(), Some("unexpected end of JSON input"));
+        assert_eq!(
+            error(r#"[1 2]"#).as_deref(),
+            Some("invalid character '2' after array element")
+        );
+        assert_eq!(
+            error(r#"{"a": tru}"#).as_deref(),
+            Some("invalid character '}' in literal true (expecting 'e')")
+        );
+        assert_eq!(
+            error(r#"{"a": 1"#).as_deref(),
+            Some("unexpected end of JSON input")
+        );
         assert_eq!(error("").as_deref(), Some("unexpected end of JSON input"));
-        assert_eq!(error("{} x").as_deref(), Some("invalid character 'x' after top-level value"));
-        assert_eq!(error("-x").as_deref(), Some("invalid character 'x' in numeric literal"));
-        assert_eq!(error("\"a\nb\"").as_deref(), Some("invalid character '\\n' in string literal"));
+        assert_eq!(
+            error("{} x").as_deref(),
+            Some("invalid character 'x' after top-level value")
+        );
+        assert_eq!(
+            error("-x").as_deref(),
+            Some("invalid character 'x' in numeric literal")
+        );
+        assert_eq!(
+            error("\"a\nb\"").as_deref(),
+            Some("invalid character '\\n' in string literal")
+        );
     }
 
     #[test]

@@ -145,16 +145,22 @@ impl ApiError {
 
     pub(super) fn not_found(kind: &impl KindNames, name: &str) -> Self {
         let message = format!("{} \"{name}\" not found", kind.qualified_plural());
-        Self::new(StatusCode::NOT_FOUND, "NotFound", message)
-            .with_details(details(name, kind.group(), kind.plural()))
+        Self::new(StatusCode::NOT_FOUND, "NotFound", message).with_details(details(
+            name,
+            kind.group(),
+            kind.plural(),
+        ))
     }
 
     /// The namespace of a request that does not exist (the API server's `NamespaceLifecycle`
     /// admission).
     pub(super) fn namespace_not_found(namespace: &str) -> Self {
         let message = format!("namespaces \"{namespace}\" not found");
-        Self::new(StatusCode::NOT_FOUND, "NotFound", message)
-            .with_details(details(namespace, "", "namespaces"))
+        Self::new(StatusCode::NOT_FOUND, "NotFound", message).with_details(details(
+            namespace,
+            "",
+            "namespaces",
+        ))
     }
 
     /// A create in a namespace being deleted (the API server's `NamespaceLifecycle` admission).
@@ -175,8 +181,11 @@ impl ApiError {
 
     pub(super) fn already_exists(kind: &impl KindNames, name: &str) -> Self {
         let message = format!("{} \"{name}\" already exists", kind.qualified_plural());
-        Self::new(StatusCode::CONFLICT, "AlreadyExists", message)
-            .with_details(details(name, kind.group(), kind.plural()))
+        Self::new(StatusCode::CONFLICT, "AlreadyExists", message).with_details(details(
+            name,
+            kind.group(),
+            kind.plural(),
+        ))
     }
 
     /// A write whose preconditions (`resourceVersion`, `uid`) do not hold.
@@ -185,8 +194,11 @@ impl ApiError {
             "Operation cannot be fulfilled on {} \"{name}\": {why}",
             kind.qualified_plural()
         );
-        Self::new(StatusCode::CONFLICT, "Conflict", message)
-            .with_details(details(name, kind.group(), kind.plural()))
+        Self::new(StatusCode::CONFLICT, "Conflict", message).with_details(details(
+            name,
+            kind.group(),
+            kind.plural(),
+        ))
     }
 
     /// A conflict that the API server reports of the group and kind (not the resource): the
@@ -196,8 +208,11 @@ impl ApiError {
             "Operation cannot be fulfilled on {} \"{name}\": {why}",
             kind.group_kind()
         );
-        Self::new(StatusCode::CONFLICT, "Conflict", message)
-            .with_details(details(name, kind.group(), kind.kind()))
+        Self::new(StatusCode::CONFLICT, "Conflict", message).with_details(details(
+            name,
+            kind.group(),
+            kind.kind(),
+        ))
     }
 
     /// A server-side apply that would take fields from other managers: one cause per field.

@@ -12,10 +12,10 @@ use tokio::time::Instant;
 use super::admission::User;
 use super::errors::ApiError;
 use super::kinds::{Kind, ResourceKey};
-use super::rbac::{Attributes, Identity};
-use super::selector::Selector;
 use super::query::Query;
+use super::rbac::{Attributes, Identity};
 use super::requests::{self, Incoming};
+use super::selector::Selector;
 use super::store::{Filter, Store};
 use super::{Denial, Inner, RecordedRequest, Verb};
 
@@ -281,21 +281,42 @@ fn field_label(kind: &Kind, field: &str) -> Result<(), String> {
     let metadata = field == "metadata.name" || (kind.namespaced && field == "metadata.namespace");
     let extra: &[&str] = match (kind.group.as_str(), kind.plural.as_str()) {
         ("", "pods") => &[
-            "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-            "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
-            "status.podIPs", "status.nominatedNodeName",
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.podIPs",
+            "status.nominatedNodeName",
         ],
         ("", "secrets") => &["type"],
         ("", "namespaces") => &["status.phase"],
         ("", "events") => &[
-            "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-            "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-            "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
         ],
         ("events.k8s.io", "events") => &[
-            "reason", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
-            "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath",
-            "reportingController", "type",
+            "reason",
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "regarding.apiVersion",
+            "regarding.resourceVersion",
+            "regarding.fieldPath",
+            "reportingController",
+            "type",
         ],
         _ => &[],
     };
@@ -306,7 +327,9 @@ fn field_label(kind: &Kind, field: &str) -> Result<(), String> {
     Err(if converts {
         format!("field label not supported: {field}")
     } else {
-        format!("{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"")
+        format!(
+            "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        )
     })
 }
 

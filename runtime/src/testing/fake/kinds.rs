@@ -152,7 +152,11 @@ pub(super) fn built_in() -> Vec<BuiltIn> {
         // The built-in kinds with a status subresource.
         kind.status_subresource = matches!(
             (kind.group.as_str(), kind.plural.as_str()),
-            ("apps", _) | ("", "pods" | "services" | "persistentvolumeclaims" | "namespaces")
+            ("apps", _)
+                | (
+                    "",
+                    "pods" | "services" | "persistentvolumeclaims" | "namespaces"
+                )
         );
         (kind, typed::check::<K>)
     }
@@ -215,7 +219,9 @@ impl Kind {
     pub(super) fn built_in_type(&self) -> Option<Ty> {
         let package = match self.group.as_str() {
             "" => "io.k8s.api.core".to_owned(),
-            "apiextensions.k8s.io" => "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions".to_owned(),
+            "apiextensions.k8s.io" => {
+                "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions".to_owned()
+            }
             group if group.ends_with(".k8s.io") || !group.contains('.') => {
                 format!("io.k8s.api.{}", group.trim_end_matches(".k8s.io"))
             }

@@ -119,8 +119,11 @@ pub(super) fn validate_update(object: &Value, old: &Value) -> Vec<FieldError> {
 fn common(object: &Value) -> Vec<FieldError> {
     let metadata = &object["metadata"];
     let mut errors = Vec::new();
-    let mut labels: Vec<(&String, &Value)> =
-        metadata["labels"].as_object().into_iter().flatten().collect();
+    let mut labels: Vec<(&String, &Value)> = metadata["labels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .collect();
     labels.sort_by_key(|(key, _)| *key);
     for (key, value) in labels {
         for message in names::qualified_name(key) {
@@ -172,14 +175,22 @@ fn owner_references(metadata: &Value) -> Vec<FieldError> {
         let text = |key: &str| reference[key].as_str().unwrap_or_default();
         let api_version = text("apiVersion");
         let checks = [
-            ("apiVersion", version_of(api_version).is_empty(), "version must not be empty"),
+            (
+                "apiVersion",
+                version_of(api_version).is_empty(),
+                "version must not be empty",
+            ),
             ("kind", text("kind").is_empty(), "kind must not be empty"),
             ("name", text("name").is_empty(), "name must not be empty"),
             ("uid", text("uid").is_empty(), "uid must not be empty"),
         ];
         for (key, failed, message) in checks {
             if failed {
-                errors.push(invalid(&format!("{field}.{key}"), text(key), message.to_owned()));
+                errors.push(invalid(
+                    &format!("{field}.{key}"),
+                    text(key),
+                    message.to_owned(),
+                ));
             }
         }
         if (api_version, text("kind")) == ("v1", "Event") {
@@ -277,10 +288,14 @@ mod tests {
 
     #[test]
     fn names_labels_annotations_finalizers_owners() {
-        assert!(errors(json!({ "name": "a", "namespace": "ns", "labels": { "app": "x" } })).is_empty());
+        assert!(
+            errors(json!({ "name": "a", "namespace": "ns", "labels": { "app": "x" } })).is_empty()
+        );
         let upper = errors(json!({ "name": "Memcached", "namespace": "ns" }));
         assert!(
-            upper[0].starts_with(r#"metadata.name: Invalid value: "Memcached": a lowercase RFC 1123 subdomain"#),
+            upper[0].starts_with(
+                r#"metadata.name: Invalid value: "Memcached": a lowercase RFC 1123 subdomain"#
+            ),
             "{upper:?}"
         );
         let big = "x".repeat(ANNOTATIONS_SIZE_LIMIT);
@@ -289,11 +304,16 @@ mod tests {
             ["metadata.annotations: Too long: must have at most 262144 bytes"]
         );
         let finalizer = errors(json!({ "name": "a", "namespace": "ns", "finalizers": ["a b"] }));
-        assert!(finalizer[0].starts_with(r#"metadata.finalizers: Invalid value: "a b": name part"#));
+        assert!(
+            finalizer[0].starts_with(r#"metadata.finalizers: Invalid value: "a b": name part"#)
+        );
         let owner = errors(json!({ "name": "a", "namespace": "ns", "ownerReferences": [
             { "apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "" },
         ] }));
-        assert_eq!(owner, [r#"metadata.ownerReferences.uid: Invalid value: "": uid must not be empty"#]);
+        assert_eq!(
+            owner,
+            [r#"metadata.ownerReferences.uid: Invalid value: "": uid must not be empty"#]
+        );
         assert_eq!(
             errors(json!({ "generateName": "x-", "namespace": "ns" })),
             ["metadata.name: Required value: name or generateName is required"]

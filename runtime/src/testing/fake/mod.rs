@@ -445,7 +445,9 @@ impl FakeApiServer {
         let store = &mut state.store;
         let resource = store::crd_resource();
         let caller = admin_caller(Scope::Main);
-        let stored = if store.get(&resource, None, &name).is_ok() {
+        let stored = if let Ok(live) = store.get(&resource, None, &name) {
+            // As `kubectl apply` replaces it: at the version it has.
+            value["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
             let write = Write {
                 caller,
                 edit: Edit::Replace(value),
@@ -675,7 +677,8 @@ impl FakeApiServer {
         if let Some(namespace) = &namespace {
             store.ensure_namespace(namespace);
         }
-        let stored = if store.get(&resource, namespace.as_deref(), &name).is_ok() {
+        let stored = if let Ok(live) = store.get(&resource, namespace.as_deref(), &name) {
+            value["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
             let write = Write {
                 caller,
                 edit: Edit::Replace(value),

@@ -209,7 +209,11 @@ impl NameRule {
         if self == NameRule::PathSegment {
             return path_segment(name, prefix);
         }
-        let name = if prefix { mask_trailing_dash(name) } else { name.to_owned() };
+        let name = if prefix {
+            mask_trailing_dash(name)
+        } else {
+            name.to_owned()
+        };
         match self {
             NameRule::Subdomain => dns1123_subdomain(&name),
             NameRule::Label1123 => dns1123_label(&name),
@@ -263,10 +267,17 @@ mod tests {
 
     #[test]
     fn names_of_kinds() {
-        assert!(NameRule::Subdomain.check("memcached-sample.v1", false).is_empty());
+        assert!(
+            NameRule::Subdomain
+                .check("memcached-sample.v1", false)
+                .is_empty()
+        );
         assert_eq!(NameRule::Subdomain.check("Bad", false).len(), 1);
         assert!(NameRule::Subdomain.check("x-", true).is_empty());
-        assert_eq!(NameRule::Label1123.check("a.b", false), ["must not contain dots"]);
+        assert_eq!(
+            NameRule::Label1123.check("a.b", false),
+            ["must not contain dots"]
+        );
         assert_eq!(NameRule::Label1035.check("1st", false).len(), 1);
         assert!(config_map_key("not/allowed")[0].starts_with("a valid config key"));
         assert_eq!(config_map_key(".."), ["must not be '..'"]);

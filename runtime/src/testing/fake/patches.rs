@@ -67,8 +67,7 @@ fn strategic(ty: Ty, target: &mut Value, patch: &Value) {
     let fields = target.as_object_mut().expect("just made an object");
     for (key, value) in patch {
         if let Some(list) = key.strip_prefix("$deleteFromPrimitiveList/") {
-            if let (Some(Value::Array(items)), Value::Array(gone)) = (fields.get_mut(list), value)
-            {
+            if let (Some(Value::Array(items)), Value::Array(gone)) = (fields.get_mut(list), value) {
                 items.retain(|item| !gone.contains(item));
             }
             continue;

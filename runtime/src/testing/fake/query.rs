@@ -147,7 +147,11 @@ pub(super) fn write_options(query: &Query, options: Options) -> Result<WriteOpti
         }
     };
     if !errors.is_empty() {
-        return Err(ApiError::invalid_fields(&OptionsKind(options.kind()), "", &errors));
+        return Err(ApiError::invalid_fields(
+            &OptionsKind(options.kind()),
+            "",
+            &errors,
+        ));
     }
     Ok(WriteOptions {
         dry_run: !query.all("dryRun").is_empty(),
@@ -205,7 +209,11 @@ pub(super) fn delete_options(query: &Query, body: &Value) -> Result<Value, ApiEr
     if !options.is_object() {
         options = Value::Object(serde_json::Map::new());
     }
-    for key in ["propagationPolicy", "gracePeriodSeconds", "orphanDependents"] {
+    for key in [
+        "propagationPolicy",
+        "gracePeriodSeconds",
+        "orphanDependents",
+    ] {
         if options.get(key).is_none()
             && let Some(value) = query.get(key)
         {
@@ -238,7 +246,11 @@ pub(super) fn delete_options(query: &Query, body: &Value) -> Result<Value, ApiEr
     }
     errors.extend(dry_run_errors(query));
     if !errors.is_empty() {
-        return Err(ApiError::invalid_fields(&OptionsKind("DeleteOptions"), "", &errors));
+        return Err(ApiError::invalid_fields(
+            &OptionsKind("DeleteOptions"),
+            "",
+            &errors,
+        ));
     }
     Ok(options)
 }
@@ -273,7 +285,11 @@ mod tests {
             refused("", Options::Patch(true)),
             r#"PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch"#
         );
-        let options = write_options(&Query::parse("dryRun=All&fieldValidation=Strict"), Options::Update).unwrap();
+        let options = write_options(
+            &Query::parse("dryRun=All&fieldValidation=Strict"),
+            Options::Update,
+        )
+        .unwrap();
         assert!(options.dry_run);
         assert_eq!(options.validation, FieldValidation::Strict);
     }

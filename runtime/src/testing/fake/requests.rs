@@ -33,14 +33,21 @@ pub(super) struct Incoming<'a> {
 }
 
 /// Answers a request for a resource the store serves.
-pub(super) fn handle(store: &mut Store, route: &Route, request: &Incoming) -> Result<Reply, ApiError> {
+pub(super) fn handle(
+    store: &mut Store,
+    route: &Route,
+    request: &Incoming,
+) -> Result<Reply, ApiError> {
     let kind = store.kind(&route.resource)?;
     let scope = match route.subresource.as_deref() {
         None => Scope::Main,
         Some("status") if kind.status_subresource => Scope::Status,
         // A custom resource's subresource that is not served is not found as the object.
         Some(_) if kind.built_in_type().is_none() => {
-            return Err(ApiError::not_found(&kind, route.name.as_deref().unwrap_or_default()));
+            return Err(ApiError::not_found(
+                &kind,
+                route.name.as_deref().unwrap_or_default(),
+            ));
         }
         Some(_) => return Err(ApiError::no_resource()),
     };
@@ -52,14 +59,14 @@ pub(super) fn handle(store: &mut Store, route: &Route, request: &Incoming) -> Re
         }
         (Method::GET, None) if scope == Scope::Main => read(store, route, request.query),
         // Namespaced objects are created in a namespace's collection only.
-        (Method::POST, None) if scope == Scope::Main && kind.namespaced == route.namespace.is_some() => {
+        (Method::POST, None)
+            if scope == Scope::Main && kind.namespaced == route.namespace.is_some() =>
+        {
             create(store, &kind, route, request)
         }
         (Method::PUT, Some(name)) => replace(store, &kind, route, name, scope, request),
         (Method::PATCH, Some(name)) => patch(store, &kind, route, name, scope, request),
-        (Method::DELETE, Some(name)) if scope == Scope::Main => {
-            delete(store, route, name, request)
-        }
+        (Method::DELETE, Some(name)) if scope == Scope::Main => delete(store, route, name, request),
         (Method::DELETE, None) if scope == Scope::Main => delete_collection(store, route, request),
         _ => Err(ApiError::method_not_allowed()),
     }
@@ -122,7 +129,12 @@ fn user_agent_manager(headers: &HeaderMap) -> String {
         .to_owned()
 }
 
-fn create(store: &mut Store, kind: &Kind, route: &Route, request: &Incoming) -> Result<Reply, ApiError> {
+fn create(
+    store: &mut Store,
+    kind: &Kind,
+    route: &Route,
+    request: &Incoming,
+) -> Result<Reply, ApiError> {
     let options = query::write_options(request.query, Options::Create)?;
     let (object, duplicates) = decode_object(kind, request.body)?;
     let caller = caller(Scope::Main, &options, request, duplicates);
@@ -266,7 +278,11 @@ fn patch_edit(media_type: &str, body: &[u8], options: &WriteOptions) -> Result<E
         }),
         JSON_PATCH => {
             if let Some(error) = scan.error {
-                let message = if checked { format!("error decoding patch: {error}") } else { error };
+                let message = if checked {
+                    format!("error decoding patch: {error}")
+                } else {
+                    error
+                };
                 return Err(ApiError::bad_request(message));
             }
             let value: Value = serde_json::from_slice(body).unwrap_or_default();
@@ -296,10 +312,18 @@ fn patch_edit(media_type: &str, body: &[u8], options: &WriteOptions) -> Result<E
                     "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
                     go_json_type(&value)
                 );
-                let message = if strategic { error } else { format!("error decoding patch: {error}") };
+                let message = if strategic {
+                    error
+                } else {
+                    format!("error decoding patch: {error}")
+                };
                 return Err(ApiError::bad_request(message));
             }
-            Ok(if strategic { Edit::Strategic(value) } else { Edit::Merge(value) })
+            Ok(if strategic {
+                Edit::Strategic(value)
+            } else {
+                Edit::Merge(value)
+            })
         }
     }
 }
@@ -329,11 +353,18 @@ fn delete_options(request: &Incoming) -> Result<(Value, bool), ApiError> {
     };
     let options = query::delete_options(request.query, &body)?;
     let dry_run = !request.query.all("dryRun").is_empty()
-        || options["dryRun"].as_array().is_some_and(|values| !values.is_empty());
+        || options["dryRun"]
+            .as_array()
+            .is_some_and(|values| !values.is_empty());
     Ok((options, dry_run))
 }
 
-fn delete(store: &mut Store, route: &Route, name: &str, request: &Incoming) -> Result<Reply, ApiError> {
+fn delete(
+    store: &mut Store,
+    route: &Route,
+    name: &str,
+    request: &Incoming,
+) -> Result<Reply, ApiError> {
     let (options, dry_run) = delete_options(request)?;
     let namespace = route.namespace.as_deref();
     let user = Some(&request.user);
@@ -341,11 +372,21 @@ fn delete(store: &mut Store, route: &Route, name: &str, request: &Incoming) -> R
     Ok(Reply::Json(StatusCode::OK, answer))
 }
 
-fn delete_collection(store: &mut Store, route: &Route, request: &Incoming) -> Result<Reply, ApiError> {
+fn delete_collection(
+    store: &mut Store,
+    route: &Route,
+    request: &Incoming,
+) -> Result<Reply, ApiError> {
     let (options, dry_run) = delete_options(request)?;
     let kind = store.kind(&route.resource)?;
     let namespace = route.namespace.as_deref();
-    let mut list = store.list(&route.resource, namespace, &filter(request.query, &kind)?, None, None)?;
+    let mut list = store.list(
+        &route.resource,
+        namespace,
+        &filter(request.query, &kind)?,
+        None,
+        None,
+    )?;
     let mut deleted = Vec::new();
     for object in list["items"].as_array().into_iter().flatten() {
         let metadata = &object["metadata"];

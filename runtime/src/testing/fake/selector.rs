@@ -258,7 +258,11 @@ impl Parser {
                 self.take(Context::Values);
                 vec![String::new()]
             }
-            _ => return Err(format!("found '{literal}', expected: ',', ')' or identifier")),
+            _ => {
+                return Err(format!(
+                    "found '{literal}', expected: ',', ')' or identifier"
+                ));
+            }
         };
         values.sort();
         values.dedup();
@@ -319,7 +323,11 @@ fn check_key(key: &str, path: &str) -> Result<(), String> {
     if errors.is_empty() {
         return Ok(());
     }
-    Err(format!("{path}: Invalid value: {}: {}", go_quote(key), errors.join("; ")))
+    Err(format!(
+        "{path}: Invalid value: {}: {}",
+        go_quote(key),
+        errors.join("; ")
+    ))
 }
 
 fn check_values(key: &str, values: &[String]) -> Result<(), String> {
@@ -329,7 +337,11 @@ fn check_values(key: &str, values: &[String]) -> Result<(), String> {
         .filter_map(|(index, value)| {
             let errors = names::label_value(value);
             (!errors.is_empty()).then(|| {
-                format!("values[{index}][{key}]: Invalid value: {}: {}", go_quote(value), errors.join("; "))
+                format!(
+                    "values[{index}][{key}]: Invalid value: {}: {}",
+                    go_quote(value),
+                    errors.join("; ")
+                )
             })
         })
         .collect();
@@ -354,7 +366,10 @@ impl Selector {
     /// Parses a field selector: `metadata.name=x`, `status.phase!=Running`, separated by commas
     /// (`\,` and `\=` escape them in values); each field must be one the kind lets clients
     /// select by (`supported`), or the error is the kind's.
-    pub(super) fn fields(text: &str, supported: &dyn Fn(&str) -> Result<(), String>) -> Result<Self, String> {
+    pub(super) fn fields(
+        text: &str,
+        supported: &dyn Fn(&str) -> Result<(), String>,
+    ) -> Result<Self, String> {
         let mut terms = split_terms(text);
         terms.sort();
         let mut requirements = Vec::new();
@@ -407,12 +422,12 @@ impl Selector {
             Requirement::NotIn(key, values) => !get(key).is_some_and(|v| values.contains(&v)),
             Requirement::Exists(key) => get(key).is_some(),
             Requirement::DoesNotExist(key) => get(key).is_none(),
-            Requirement::GreaterThan(key, limit) => {
-                get(key).and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v > *limit)
-            }
-            Requirement::LessThan(key, limit) => {
-                get(key).and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v < *limit)
-            }
+            Requirement::GreaterThan(key, limit) => get(key)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|v| v > *limit),
+            Requirement::LessThan(key, limit) => get(key)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|v| v < *limit),
         })
     }
 }
@@ -458,9 +473,17 @@ fn unescape(value: &str) -> Result<String, String> {
         match character {
             '\\' => match chars.next() {
                 Some(escaped @ ('\\' | ',' | '=')) => out.push(escaped),
-                _ => return Err(format!("invalid escape sequence in field selector value: {value}")),
+                _ => {
+                    return Err(format!(
+                        "invalid escape sequence in field selector value: {value}"
+                    ));
+                }
             },
-            ',' | '=' => return Err(format!("unescaped {character} in field selector value: {value}")),
+            ',' | '=' => {
+                return Err(format!(
+                    "unescaped {character} in field selector value: {value}"
+                ));
+            }
             other => out.push(other),
         }
     }

@@ -24,7 +24,6 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-
 use super::admission::{Request, User, Webhooks};
 use super::errors::{ApiError, FieldError};
 use super::fields::{Managers, Scope};
@@ -553,7 +552,9 @@ impl Store {
         let resource = kind.resource().storage();
         let held = !finalizers(&object).is_empty()
             || (namespaces::is_namespace(kind)
-                && object["spec"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()));
+                && object["spec"]["finalizers"]
+                    .as_array()
+                    .is_some_and(|f| !f.is_empty()));
         if object["metadata"]["deletionTimestamp"].is_string() && !held {
             self.objects
                 .entry(resource.clone())
@@ -807,7 +808,12 @@ impl Store {
     /// Completes a patched object as the API server decodes it; under `fieldValidation=Strict`,
     /// fields the kind does not know refuse the patch as the API server words it: `422`, the
     /// patched object and the strict decoding error.
-    fn decode_patched(&self, kind: &Kind, caller: &Caller, object: &mut Value) -> Result<(), ApiError> {
+    fn decode_patched(
+        &self,
+        kind: &Kind,
+        caller: &Caller,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
         let Some(enforcement) = self.enforcement.get(&kind.resource()) else {
             return Ok(());
         };
@@ -866,7 +872,11 @@ pub(super) fn strict_error(duplicates: &[String], unknown: &[String]) -> String 
     let errors: Vec<String> = duplicates
         .iter()
         .map(|field| format!("duplicate field \"{field}\""))
-        .chain(unknown.iter().map(|field| format!("unknown field \"{field}\"")))
+        .chain(
+            unknown
+                .iter()
+                .map(|field| format!("unknown field \"{field}\"")),
+        )
         .collect();
     format!("strict decoding error: {}", errors.join(", "))
 }
@@ -932,7 +942,8 @@ fn validate(
         // fields), then as the kind's strategy.
         Some(old) => {
             let update = metadata::validate_update(object, old);
-            let mut errors = metadata::validate_create(object, NameRule::PathSegment, kind.namespaced);
+            let mut errors =
+                metadata::validate_create(object, NameRule::PathSegment, kind.namespaced);
             errors.extend(update.iter().cloned());
             errors.extend(update);
             errors
@@ -1002,4 +1013,3 @@ fn finalizers(object: &Value) -> Vec<&str> {
         .filter_map(Value::as_str)
         .collect()
 }
-

@@ -9,11 +9,17 @@ const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 pub(in super::super) fn encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for index in 0..4 {
             if index <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * index)) & 63) as usize]));
+                out.push(char::from(
+                    ALPHABET[((n >> (18 - 6 * index)) & 63) as usize],
+                ));
             } else {
                 out.push('=');
             }
@@ -60,7 +66,13 @@ mod tests {
         assert_eq!(encode(b"a"), "YQ==");
         assert_eq!(encode(b"ab"), "YWI=");
         assert_eq!(check("YQ=="), Ok(()));
-        assert_eq!(check("not base64!").unwrap_err(), "illegal base64 data at input byte 3");
-        assert_eq!(check("YQ").unwrap_err(), "illegal base64 data at input byte 2");
+        assert_eq!(
+            check("not base64!").unwrap_err(),
+            "illegal base64 data at input byte 3"
+        );
+        assert_eq!(
+            check("YQ").unwrap_err(),
+            "illegal base64 data at input byte 2"
+        );
     }
 }

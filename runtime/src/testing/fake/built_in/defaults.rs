@@ -31,18 +31,36 @@ const DEFAULTERS: &[(&str, Defaulter)] = &[
     ("io.k8s.api.core.v1.ConfigMapVolumeSource", default_mode),
     ("io.k8s.api.core.v1.DownwardAPIVolumeSource", default_mode),
     ("io.k8s.api.core.v1.ProjectedVolumeSource", default_mode),
-    ("io.k8s.api.core.v1.ServiceAccountTokenProjection", token_projection),
+    (
+        "io.k8s.api.core.v1.ServiceAccountTokenProjection",
+        token_projection,
+    ),
     ("io.k8s.api.core.v1.ObjectFieldSelector", field_selector),
     ("io.k8s.api.core.v1.Service", service),
     ("io.k8s.api.core.v1.Secret", secret),
     ("io.k8s.api.core.v1.PersistentVolumeClaim", volume_claim),
-    ("io.k8s.api.core.v1.PersistentVolumeClaimSpec", volume_claim_spec),
+    (
+        "io.k8s.api.core.v1.PersistentVolumeClaimSpec",
+        volume_claim_spec,
+    ),
     ("io.k8s.api.core.v1.Namespace", namespace),
     ("io.k8s.api.core.v1.NamespaceStatus", namespace_status),
-    ("io.k8s.api.admissionregistration.v1.MutatingWebhook", mutating_webhook),
-    ("io.k8s.api.admissionregistration.v1.ValidatingWebhook", webhook),
-    ("io.k8s.api.admissionregistration.v1.RuleWithOperations", webhook_rule),
-    ("io.k8s.api.admissionregistration.v1.ServiceReference", service_reference),
+    (
+        "io.k8s.api.admissionregistration.v1.MutatingWebhook",
+        mutating_webhook,
+    ),
+    (
+        "io.k8s.api.admissionregistration.v1.ValidatingWebhook",
+        webhook,
+    ),
+    (
+        "io.k8s.api.admissionregistration.v1.RuleWithOperations",
+        webhook_rule,
+    ),
+    (
+        "io.k8s.api.admissionregistration.v1.ServiceReference",
+        service_reference,
+    ),
     (
         "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec",
         crd_spec,
@@ -184,14 +202,21 @@ fn pod_spec(fields: &mut Map<String, Value>) {
 }
 
 fn container(fields: &mut Map<String, Value>) {
-    let image = fields.get("image").and_then(Value::as_str).unwrap_or_default();
+    let image = fields
+        .get("image")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let policy = if image_tag(image) == Some("latest") {
         "Always"
     } else {
         "IfNotPresent"
     };
     or_default(fields, "imagePullPolicy", json!(policy));
-    or_default(fields, "terminationMessagePath", json!("/dev/termination-log"));
+    or_default(
+        fields,
+        "terminationMessagePath",
+        json!("/dev/termination-log"),
+    );
     or_default(fields, "terminationMessagePolicy", json!("File"));
 }
 
@@ -268,7 +293,10 @@ fn service(fields: &mut Map<String, Value>) {
         .filter_map(Value::as_object_mut)
     {
         or_default(port, "protocol", json!("TCP"));
-        if port.get("targetPort").is_none_or(|t| t.is_null() || *t == 0 || *t == "") {
+        if port
+            .get("targetPort")
+            .is_none_or(|t| t.is_null() || *t == 0 || *t == "")
+        {
             let number = port.get("port").cloned().unwrap_or(json!(0));
             port.insert("targetPort".to_owned(), number);
         }
@@ -309,7 +337,10 @@ fn volume_claim_spec(fields: &mut Map<String, Value>) {
 /// A namespace is labelled with its name.
 fn namespace(fields: &mut Map<String, Value>) {
     let metadata = object(fields, "metadata");
-    if let Some(name) = metadata.get("name").and_then(Value::as_str).map(str::to_owned)
+    if let Some(name) = metadata
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
         && !name.is_empty()
     {
         object(metadata, "labels").insert("kubernetes.io/metadata.name".to_owned(), json!(name));
@@ -343,7 +374,11 @@ fn service_reference(fields: &mut Map<String, Value>) {
 
 fn crd_spec(fields: &mut Map<String, Value>) {
     let names = object(fields, "names");
-    let kind = names.get("kind").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let kind = names
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     or_default(names, "singular", json!(kind.to_lowercase()));
     if !kind.is_empty() {
         or_default(names, "listKind", json!(format!("{kind}List")));
@@ -381,13 +416,19 @@ pub(in super::super) fn prepare_create(kind: &Kind, object: &mut Value) {
 /// 0 and `PreemptLowerPriority` without a class), and tolerations of 300 s for unready and
 /// unreachable nodes (`DefaultTolerationSeconds`).
 fn pod_admission(spec: &mut Map<String, Value>) {
-    if spec.get("priorityClassName").is_none_or(|c| c.is_null() || *c == "") {
+    if spec
+        .get("priorityClassName")
+        .is_none_or(|c| c.is_null() || *c == "")
+    {
         or_default(spec, "priority", json!(0));
         or_default(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
     }
     let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
     if let Some(list) = tolerations.as_array_mut() {
-        for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+        for key in [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable",
+        ] {
             let tolerated = list.iter().any(|t| {
                 (t["key"] == key || (t["key"].is_null() && t["operator"] == "Exists"))
                     && (t["effect"] == "NoExecute" || t["effect"].is_null())
@@ -417,14 +458,17 @@ fn allocate_cluster_ip(object: &mut Value) {
     spec.insert("clusterIP".to_owned(), json!(ip));
     spec.entry("clusterIPs").or_insert_with(|| json!([ip]));
     // A headless Service without a selector may have endpoints of both families.
-    let selectorless = spec.get("selector").is_none_or(|s| s.as_object().is_none_or(Map::is_empty));
+    let selectorless = spec
+        .get("selector")
+        .is_none_or(|s| s.as_object().is_none_or(Map::is_empty));
     let (families, policy) = if ip == "None" && selectorless {
         (json!(["IPv4", "IPv6"]), "RequireDualStack")
     } else {
         (json!(["IPv4"]), "SingleStack")
     };
     spec.entry("ipFamilies").or_insert(families);
-    spec.entry("ipFamilyPolicy").or_insert_with(|| json!(policy));
+    spec.entry("ipFamilyPolicy")
+        .or_insert_with(|| json!(policy));
 }
 
 fn object_of<'a>(value: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {
@@ -447,9 +491,9 @@ fn qos_class(spec: &Value) -> &'static str {
             .cloned()
             .unwrap_or_default()
     };
-    let any = containers.iter().any(|c| {
-        !resources(c, "requests").is_empty() || !resources(c, "limits").is_empty()
-    });
+    let any = containers
+        .iter()
+        .any(|c| !resources(c, "requests").is_empty() || !resources(c, "limits").is_empty());
     if !any {
         return "BestEffort";
     }
@@ -457,10 +501,16 @@ fn qos_class(spec: &Value) -> &'static str {
         let (requests, limits) = (resources(c, "requests"), resources(c, "limits"));
         ["cpu", "memory"].iter().all(|resource| {
             limits.contains_key(*resource)
-                && requests.get(*resource).is_none_or(|r| Some(r) == limits.get(*resource))
+                && requests
+                    .get(*resource)
+                    .is_none_or(|r| Some(r) == limits.get(*resource))
         })
     });
-    if guaranteed { "Guaranteed" } else { "Burstable" }
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
 }
 
 #[cfg(test)]
@@ -476,11 +526,17 @@ mod tests {
         });
         apply(Ty::parse("io.k8s.api.apps.v1.Deployment"), &mut object);
         assert_eq!(object["spec"]["replicas"], 1);
-        assert_eq!(object["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        assert_eq!(
+            object["spec"]["strategy"]["rollingUpdate"]["maxSurge"],
+            "25%"
+        );
         let container = &object["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["imagePullPolicy"], "IfNotPresent");
         assert_eq!(container["ports"][0]["protocol"], "TCP");
-        assert_eq!(object["spec"]["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+        assert_eq!(
+            object["spec"]["template"]["spec"]["dnsPolicy"],
+            "ClusterFirst"
+        );
         assert_eq!(image_tag("nginx"), Some("latest"));
         assert_eq!(image_tag("registry:5000/nginx"), Some("latest"));
         assert_eq!(image_tag("nginx@sha256:abc"), None);

@@ -2,8 +2,10 @@
 //! (`types.rs`, from the generated `api_types.rs`), the defaults the API server sets, and the
 //! validation it makes of them.
 
+// Generated one entry a line, as a table is read; rustfmt would spread each over ten.
+#[rustfmt::skip]
 mod api_types;
 pub(super) mod base64;
-pub(super) mod types;
 pub(super) mod defaults;
+pub(super) mod types;
 pub(super) mod validation;

@@ -207,7 +207,12 @@ fn zero_value(zero: Zero) -> Value {
 /// Removes the fields of `value` (of type `ty`, at `path`) that its type does not declare, as
 /// Go's decoder drops them, and returns their paths (`spec.colour`). Types without declared
 /// fields (free-form JSON, raw extensions) keep everything.
-pub(in super::super) fn prune_unknown(ty: Ty, value: &mut Value, path: &str, pruned: &mut Vec<String>) {
+pub(in super::super) fn prune_unknown(
+    ty: Ty,
+    value: &mut Value,
+    path: &str,
+    pruned: &mut Vec<String>,
+) {
     let child_path = |key: &str| {
         if path.is_empty() {
             key.to_owned()
@@ -262,7 +267,10 @@ mod tests {
             .child(Some("template"))
             .child(Some("spec"))
             .child(Some("containers"));
-        assert!(matches!(containers, Ty::List("io.k8s.api.core.v1.Container")));
+        assert!(matches!(
+            containers,
+            Ty::List("io.k8s.api.core.v1.Container")
+        ));
         let mut object = json!({
             "spec": { "template": { "metadata": { "labels": { "a": "b" } }, "spec": {
                 "containers": [{ "name": "c", "image": "i" }],
@@ -270,8 +278,14 @@ mod tests {
         });
         as_go_writes(deployment, &mut object);
         assert_eq!(object["status"], json!({}));
-        assert_eq!(object["spec"]["template"]["metadata"]["creationTimestamp"], Value::Null);
-        assert_eq!(object["spec"]["template"]["spec"]["containers"][0]["resources"], json!({}));
+        assert_eq!(
+            object["spec"]["template"]["metadata"]["creationTimestamp"],
+            Value::Null
+        );
+        assert_eq!(
+            object["spec"]["template"]["spec"]["containers"][0]["resources"],
+            json!({})
+        );
         assert_eq!(object["spec"]["selector"], Value::Null);
     }
 }

@@ -12,7 +12,11 @@ use super::super::kinds::Kind;
 use super::super::names;
 
 /// The errors of `object` (`old` before an update) of the built-in `kind`.
-pub(in super::super) fn validate(kind: &Kind, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+pub(in super::super) fn validate(
+    kind: &Kind,
+    object: &Value,
+    old: Option<&Value>,
+) -> Vec<FieldError> {
     match (kind.group.as_str(), kind.plural.as_str()) {
         ("", "configmaps") => config_map(object, old),
         ("", "secrets") => secret(object, old),
@@ -75,7 +79,9 @@ const MAX_DATA_SIZE: usize = 1024 * 1024;
 /// makes again.
 fn create_metadata_again(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
     match old {
-        Some(_) => super::super::metadata::validate_create(object, names::NameRule::Subdomain, true),
+        Some(_) => {
+            super::super::metadata::validate_create(object, names::NameRule::Subdomain, true)
+        }
         None => Vec::new(),
     }
 }
@@ -90,15 +96,25 @@ fn config_map(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
             errors.push(invalid(&path, key.as_str(), message));
         }
         if object["binaryData"].get(key).is_some() {
-            errors.push(invalid(&path, key.as_str(), "duplicate of key present in binaryData"));
+            errors.push(invalid(
+                &path,
+                key.as_str(),
+                "duplicate of key present in binaryData",
+            ));
         }
         size += object["data"][key].as_str().map_or(0, str::len);
     }
     for key in sorted_keys(&object["binaryData"]) {
         for message in names::config_map_key(key) {
-            errors.push(invalid(&format!("binaryData[{key}]"), key.as_str(), message));
+            errors.push(invalid(
+                &format!("binaryData[{key}]"),
+                key.as_str(),
+                message,
+            ));
         }
-        size += object["binaryData"][key].as_str().map_or(0, |b| b.len() * 3 / 4);
+        size += object["binaryData"][key]
+            .as_str()
+            .map_or(0, |b| b.len() * 3 / 4);
     }
     if size > MAX_DATA_SIZE {
         errors.push(FieldError::new(
@@ -119,7 +135,12 @@ fn immutable_data(object: &Value, old: Option<&Value>, fields: &[&str]) -> Vec<F
     };
     let detail = "field is immutable when `immutable` is set";
     if object["immutable"] != true {
-        errors.push(FieldError::new(ErrorType::Forbidden, "immutable", None, detail));
+        errors.push(FieldError::new(
+            ErrorType::Forbidden,
+            "immutable",
+            None,
+            detail,
+        ));
     }
     for field in fields {
         if object[*field] != old[*field] {
@@ -134,7 +155,11 @@ fn secret(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
     if let Some(old) = old
         && object["type"] != old["type"]
     {
-        errors.push(invalid("type", object["type"].clone(), "field is immutable"));
+        errors.push(invalid(
+            "type",
+            object["type"].clone(),
+            "field is immutable",
+        ));
     }
     errors.extend(immutable_data(object, old, &["data"]));
     errors.extend(create_metadata_again(object, old));
@@ -172,7 +197,9 @@ fn secret(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
             .as_str()
             .is_none_or(str::is_empty)
     {
-        errors.push(required("metadata.annotations[kubernetes.io/service-account.name]"));
+        errors.push(required(
+            "metadata.annotations[kubernetes.io/service-account.name]",
+        ));
     }
     errors
 }
@@ -182,7 +209,10 @@ fn secret(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
 fn workload(kind: &Kind, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let spec = &object["spec"];
     let mut errors = Vec::new();
-    if spec["replicas"].as_i64().is_some_and(|replicas| replicas < 0) {
+    if spec["replicas"]
+        .as_i64()
+        .is_some_and(|replicas| replicas < 0)
+    {
         errors.push(invalid(
             "spec.replicas",
             spec["replicas"].clone(),
@@ -195,7 +225,9 @@ fn workload(kind: &Kind, object: &Value, old: Option<&Value>) -> Vec<FieldError>
     } else {
         errors.extend(label_selector(selector, "spec.selector"));
         let empty = sorted_keys(&selector["matchLabels"]).is_empty()
-            && selector["matchExpressions"].as_array().is_none_or(Vec::is_empty);
+            && selector["matchExpressions"]
+                .as_array()
+                .is_none_or(Vec::is_empty);
         if empty {
             errors.push(FieldError::go(
                 ErrorType::Invalid,
@@ -218,7 +250,11 @@ fn workload(kind: &Kind, object: &Value, old: Option<&Value>) -> Vec<FieldError>
     errors.extend(pod_template(template, "spec.template"));
     let restart = &template["spec"]["restartPolicy"];
     if restart.as_str().is_some_and(|policy| policy != "Always") {
-        errors.push(not_supported("spec.template.spec.restartPolicy", restart, &["Always"]));
+        errors.push(not_supported(
+            "spec.template.spec.restartPolicy",
+            restart,
+            &["Always"],
+        ));
     }
     if let Some(old) = old
         && old["spec"]["selector"] != *selector
@@ -323,7 +359,13 @@ fn go_string_map(map: &Value) -> String {
     }
     let entries: Vec<String> = sorted_keys(map)
         .into_iter()
-        .map(|key| format!("{}:{}", go_quote(key), go_quote(map[key].as_str().unwrap_or_default())))
+        .map(|key| {
+            format!(
+                "{}:{}",
+                go_quote(key),
+                go_quote(map[key].as_str().unwrap_or_default())
+            )
+        })
         .collect();
     format!("map[string]string{{{}}}", entries.join(", "))
 }
@@ -345,8 +387,10 @@ fn go_label_selector(selector: &Value) -> String {
                     let values = match item["values"].as_array() {
                         None => "[]string(nil)".to_owned(),
                         Some(values) => {
-                            let quoted: Vec<String> =
-                                values.iter().map(|v| go_quote(v.as_str().unwrap_or_default())).collect();
+                            let quoted: Vec<String> = values
+                                .iter()
+                                .map(|v| go_quote(v.as_str().unwrap_or_default()))
+                                .collect();
                             format!("[]string{{{}}}", quoted.join(", "))
                         }
                     };
@@ -403,7 +447,10 @@ fn pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
     }
     let dns = &spec["dnsPolicy"];
     if dns.as_str().is_some_and(|policy| {
-        !matches!(policy, "ClusterFirstWithHostNet" | "ClusterFirst" | "Default" | "None")
+        !matches!(
+            policy,
+            "ClusterFirstWithHostNet" | "ClusterFirst" | "Default" | "None"
+        )
     }) {
         errors.push(not_supported(
             &format!("{path}.dnsPolicy"),
@@ -498,7 +545,10 @@ fn service(object: &Value) -> Vec<FieldError> {
     let spec = &object["spec"];
     let mut errors = Vec::new();
     let kind = spec["type"].as_str().unwrap_or_default();
-    let ports = spec["ports"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let ports = spec["ports"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     if ports.is_empty() && kind != "ExternalName" && spec["clusterIP"] != "None" {
         errors.push(required("spec.ports"));
     }
@@ -517,7 +567,10 @@ fn service(object: &Value) -> Vec<FieldError> {
         }
         errors.extend(protocol(&port["protocol"], &format!("{at}.protocol")));
     }
-    if !matches!(kind, "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName") {
+    if !matches!(
+        kind,
+        "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName"
+    ) {
         errors.push(not_supported(
             "spec.type",
             &spec["type"],

@@ -115,7 +115,13 @@ fn compare_maps(
     keys.dedup();
     for key in keys {
         path.push(Step::Field(key.clone()));
-        compare(&node.child(Some(key)), old.get(key), new.get(key), path, out);
+        compare(
+            &node.child(Some(key)),
+            old.get(key),
+            new.get(key),
+            path,
+            out,
+        );
         path.pop();
     }
 }
@@ -158,7 +164,12 @@ fn find<'v>(items: &[(Step, &'v Value)], step: &Step) -> Option<&'v Value> {
 /// The fields that an applied configuration names, as structured-merge-diff's `ToFieldSet`:
 /// every scalar, atomic list or map, empty map, list item and map entry that is not a declared
 /// field of its object.
-pub(in super::super) fn to_field_set(node: &Node, value: &Value, path: &mut Path, set: &mut FieldSet) {
+pub(in super::super) fn to_field_set(
+    node: &Node,
+    value: &Value,
+    path: &mut Path,
+    set: &mut FieldSet,
+) {
     match value {
         Value::Object(map) if node.atomic => {
             let _ = map;

@@ -120,9 +120,19 @@ impl Managers {
     pub(super) fn record_update(&mut self, writer: &Writer, old: &Value, new: &Value) {
         let node = Node::root(writer.kind);
         let mut comparison = Comparison::default();
-        compare(&node, Some(old), Some(new), &mut Vec::new(), &mut comparison);
+        compare(
+            &node,
+            Some(old),
+            Some(new),
+            &mut Vec::new(),
+            &mut comparison,
+        );
         comparison.exclude(writer.reset);
-        let mut taken: FieldSet = comparison.added.union(&comparison.modified).cloned().collect();
+        let mut taken: FieldSet = comparison
+            .added
+            .union(&comparison.modified)
+            .cloned()
+            .collect();
         strip(&mut taken);
         for entry in &mut self.0 {
             entry
@@ -131,7 +141,12 @@ impl Managers {
         }
         if !taken.is_empty() {
             let api_version = writer.kind.api_version();
-            let entry = self.entry(writer.manager, Operation::Update, writer.scope, &api_version);
+            let entry = self.entry(
+                writer.manager,
+                Operation::Update,
+                writer.scope,
+                &api_version,
+            );
             entry.fields.extend(taken);
             entry.time = now();
         }
@@ -163,9 +178,19 @@ impl Managers {
             .unwrap_or_default();
         self.prune(writer, &mut object, &previous, &applied);
         let mut comparison = Comparison::default();
-        compare(&node, Some(live), Some(&object), &mut Vec::new(), &mut comparison);
+        compare(
+            &node,
+            Some(live),
+            Some(&object),
+            &mut Vec::new(),
+            &mut comparison,
+        );
         comparison.exclude(writer.reset);
-        let changed: FieldSet = comparison.added.union(&comparison.modified).cloned().collect();
+        let changed: FieldSet = comparison
+            .added
+            .union(&comparison.modified)
+            .cloned()
+            .collect();
         let conflicts = self.conflicts(writer, &changed);
         if !conflicts.is_empty() && !force {
             return Err(conflicts);
@@ -230,13 +255,20 @@ impl Managers {
         let mut entries: Vec<&Entry> = self.0.iter().collect();
         entries.sort_by(|a, b| {
             let seconds = |entry: &Entry| entry.time.as_str().unwrap_or_default().to_owned();
-            (a.operation, seconds(a), &a.manager, &a.api_version, a.subresource).cmp(&(
-                b.operation,
-                seconds(b),
-                &b.manager,
-                &b.api_version,
-                b.subresource,
-            ))
+            (
+                a.operation,
+                seconds(a),
+                &a.manager,
+                &a.api_version,
+                a.subresource,
+            )
+                .cmp(&(
+                    b.operation,
+                    seconds(b),
+                    &b.manager,
+                    &b.api_version,
+                    b.subresource,
+                ))
         });
         let entries = entries.into_iter().map(|entry| {
             let mut rendered = json!({

@@ -53,10 +53,11 @@ impl<'a> Node<'a> {
         match (self.ty, key) {
             (Type::BuiltIn(ty), _) => {
                 let (list, atomic) = match (ty, key) {
-                    (Ty::Named(api_type), Some(key)) => api_type.field(key).map_or(
-                        (ListType::Atomic, false),
-                        |field| (list_type(&field.list), field.atomic),
-                    ),
+                    (Ty::Named(api_type), Some(key)) => api_type
+                        .field(key)
+                        .map_or((ListType::Atomic, false), |field| {
+                            (list_type(&field.list), field.atomic)
+                        }),
                     _ => (ListType::Atomic, false),
                 };
                 let child = ty.child(key);

@@ -201,9 +201,13 @@ mod tests {
 
     #[test]
     fn fields_v1_marks_owned_parents() {
-        let set: FieldSet = [path(&["spec"]), path(&["spec", "size"]), path(&["metadata", "labels", "a"])]
-            .into_iter()
-            .collect();
+        let set: FieldSet = [
+            path(&["spec"]),
+            path(&["spec", "size"]),
+            path(&["metadata", "labels", "a"]),
+        ]
+        .into_iter()
+        .collect();
         let rendered = fields_v1(&set);
         assert_eq!(
             rendered,
@@ -211,7 +215,10 @@ mod tests {
         );
         assert_eq!(from_fields_v1(&rendered), set);
         assert_eq!(
-            display(&[Step::Field("status".into()), Step::Key(r#"{"type":"B"}"#.into())]),
+            display(&[
+                Step::Field("status".into()),
+                Step::Key(r#"{"type":"B"}"#.into())
+            ]),
             r#".status[type="B"]"#
         );
     }

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 
 use super::super::errors::{ApiError, ErrorType, FieldError, go_quote};
 use super::super::fields::Scope;
-use super::super::query::FieldValidation;
 use super::super::kinds::{Kind, ResourceKey};
 use super::super::names::NameRule;
+use super::super::query::FieldValidation;
 use super::super::typed;
 use super::{Enforcement, Store};
 

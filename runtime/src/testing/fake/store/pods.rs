@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use super::super::admission::User;
 use super::super::fields::Scope;
-use super::super::query::FieldValidation;
 use super::super::kinds::ResourceKey;
+use super::super::query::FieldValidation;
 use super::{Caller, ObjectKey, Store, now};
 
 /// The field manager and user of the pods' creation.

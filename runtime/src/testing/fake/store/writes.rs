@@ -114,7 +114,10 @@ impl Store {
     /// namespaces every cluster has, and those of the fake's `put`).
     pub(in super::super) fn ensure_namespace(&mut self, namespace: &str) {
         let resource = namespaces();
-        if self.stored(&resource, &object_key(None, namespace)).is_some() {
+        if self
+            .stored(&resource, &object_key(None, namespace))
+            .is_some()
+        {
             return;
         }
         let caller = Caller {
@@ -128,7 +131,8 @@ impl Store {
                 groups: vec!["system:masters".to_owned()],
             },
         };
-        let namespace = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": namespace } });
+        let namespace =
+            json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": namespace } });
         // Cannot fail but for a name no namespace may have: then there is none.
         let _ = self.create(&resource, None, namespace, &caller);
     }
@@ -250,12 +254,9 @@ impl Store {
                 let object = self.create(&kind.resource(), namespace, object, &caller)?;
                 Ok((StatusCode::CREATED, object))
             }
-            Edit::Replace(object) if has_uid(&object) => Err(storage_uid_conflict(
-                kind,
-                &key,
-                &object,
-                &Value::Null,
-            )),
+            Edit::Replace(object) if has_uid(&object) => {
+                Err(storage_uid_conflict(kind, &key, &object, &Value::Null))
+            }
             _ => Err(ApiError::not_found(kind, name)),
         }
     }
@@ -288,7 +289,12 @@ impl Store {
         let object = managers
             .apply(&writer, &empty, config, force)
             .map_err(|conflicts| ApiError::apply_conflicts(&conflicts))?;
-        check_name(kind, name, kind.namespaced.then_some(namespace.as_str()), &object)?;
+        check_name(
+            kind,
+            name,
+            kind.namespaced.then_some(namespace.as_str()),
+            &object,
+        )?;
         let namespace = kind.namespaced.then_some(namespace.as_str());
         let request = Request {
             operation: Operation::Create,
@@ -297,8 +303,7 @@ impl Store {
             namespace,
             dry_run: caller.dry_run,
         };
-        let mut prepare =
-            |object: &mut Value| prepare_create(kind, &strategy, Scope::Main, object);
+        let mut prepare = |object: &mut Value| prepare_create(kind, &strategy, Scope::Main, object);
         let mut object = self.admit(kind, caller, &request, object, None, &mut prepare)?;
         self.prepare_crd(kind, Scope::Main, &mut object, None)?;
         self.insert_new(kind, key.clone(), object, managers, caller.dry_run)
@@ -342,10 +347,6 @@ impl Store {
         let object = match edit {
             Edit::Replace(mut object) => {
                 check_type(kind, &mut object)?;
-                // The fake's own writes (`put`, `register_crd`) replace whatever is there.
-                if caller.scope == Scope::Whole {
-                    object["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
-                }
                 fill_namespace(kind, namespace, &mut object)?;
                 check_name(kind, name, namespace, &object)?;
                 let key = object_key(namespace, name);
@@ -504,9 +505,16 @@ pub(super) fn check_type(kind: &Kind, object: &mut Value) -> Result<(), ApiError
 }
 
 /// The namespace of an updated object: the request's (filled in), not another.
-fn fill_namespace(kind: &Kind, namespace: Option<&str>, object: &mut Value) -> Result<(), ApiError> {
+fn fill_namespace(
+    kind: &Kind,
+    namespace: Option<&str>,
+    object: &mut Value,
+) -> Result<(), ApiError> {
     let metadata = object_field(object, "metadata");
-    match (kind.namespaced, metadata.get("namespace").and_then(Value::as_str)) {
+    match (
+        kind.namespaced,
+        metadata.get("namespace").and_then(Value::as_str),
+    ) {
         (false, _) => {
             metadata.remove("namespace");
         }
@@ -582,12 +590,15 @@ fn check_update_version(
     object: &Value,
     live: &Value,
 ) -> Result<(), ApiError> {
-    let given = object["metadata"]["resourceVersion"].as_str().unwrap_or_default();
+    let given = object["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default();
     let given = match given {
         "" => 0,
         text => text.parse::<u64>().map_err(|_| {
             ApiError::unclassified(format!(
-                "strconv.ParseUint: parsing {}: invalid syntax", go_quote(text)
+                "strconv.ParseUint: parsing {}: invalid syntax",
+                go_quote(text)
             ))
         })?,
     };
@@ -676,7 +687,11 @@ fn keep_system_metadata(live: &Value, object: &mut Value) {
     }
     let metadata = object_field(object, "metadata");
     // A uid stays as given (the validation of the update refuses another one).
-    if metadata.get("uid").and_then(Value::as_str).is_none_or(str::is_empty) {
+    if metadata
+        .get("uid")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
         metadata.insert("uid".to_owned(), live["metadata"]["uid"].clone());
     }
     for field in [
@@ -690,7 +705,9 @@ fn keep_system_metadata(live: &Value, object: &mut Value) {
             None => metadata.remove(field),
         };
     }
-    if metadata.get("deletionGracePeriodSeconds").is_none_or(Value::is_null)
+    if metadata
+        .get("deletionGracePeriodSeconds")
+        .is_none_or(Value::is_null)
         && let Some(seconds) = live["metadata"].get("deletionGracePeriodSeconds")
     {
         metadata.insert("deletionGracePeriodSeconds".to_owned(), seconds.clone());

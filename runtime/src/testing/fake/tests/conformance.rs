@@ -219,11 +219,17 @@ fn metadata(object: &mut Value) {
 fn made_up_in_text(value: &mut Value, generate_name: Option<&str>) {
     static PATTERNS: LazyLock<Vec<(Regex, &str)>> = LazyLock::new(|| {
         [
-            ("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<uid>"),
+            (
+                "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+                "<uid>",
+            ),
             (r"\(0x[0-9a-f]+\)", "(<pointer>)"),
             (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "<time>"),
             (r"in record \(\d+\)", "in record (<rv>)"),
-            (r#"resourceVersion(\\*)":(\\*)"\d+"#, r#"resourceVersion$1":$2"<rv>"#),
+            (
+                r#"resourceVersion(\\*)":(\\*)"\d+"#,
+                r#"resourceVersion$1":$2"<rv>"#,
+            ),
         ]
         .into_iter()
         .map(|(pattern, replacement)| (Regex::new(pattern).unwrap(), replacement))
@@ -235,7 +241,10 @@ fn made_up_in_text(value: &mut Value, generate_name: Option<&str>) {
                 *text = pattern.replace_all(text, *replacement).into_owned();
             }
             if let Some(prefix) = generate_name.filter(|prefix| !prefix.is_empty()) {
-                let suffix = format!("{}[bcdfghjklmnpqrstvwxz2456789]{{5}}", regex::escape(prefix));
+                let suffix = format!(
+                    "{}[bcdfghjklmnpqrstvwxz2456789]{{5}}",
+                    regex::escape(prefix)
+                );
                 let generated = Regex::new(&suffix).unwrap();
                 *text = generated
                     .replace_all(text, format!("{prefix}<suffix>"))

@@ -475,7 +475,9 @@ async fn a_rule_for_one_name_grants_the_watch_of_that_name_only() {
 #[tokio::test]
 async fn webhook_configurations_and_crds_are_stored_as_objects() {
     use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+        CustomResourceConversion, CustomResourceDefinition,
+    };
 
     let fake = FakeApiServer::new();
     let client = fake.client();
@@ -495,7 +497,9 @@ async fn webhook_configurations_and_crds_are_stored_as_objects() {
     // Stored whole, with the API server's defaults.
     let webhook = &created.webhooks.as_ref().unwrap()[0];
     assert_eq!(webhook.client_config, {
-        let mut config = configuration.webhooks.as_ref().unwrap()[0].client_config.clone();
+        let mut config = configuration.webhooks.as_ref().unwrap()[0]
+            .client_config
+            .clone();
         config.service.as_mut().unwrap().port = Some(443);
         config
     });
@@ -508,7 +512,14 @@ async fn webhook_configurations_and_crds_are_stored_as_objects() {
     crd.metadata.resource_version = None;
     let crds = kube::Api::<CustomResourceDefinition>::all(client.clone());
     let stored = crds.create(&PostParams::default(), &crd).await.unwrap();
-    assert_eq!(stored.spec, crd.spec);
+    // Stored with the API server's defaults.
+    let mut defaulted = crd.spec.clone();
+    defaulted.conversion = Some(CustomResourceConversion {
+        strategy: "None".to_owned(),
+        webhook: None,
+    });
+    defaulted.names.list_kind = Some("WidgetList".to_owned());
+    assert_eq!(stored.spec, defaulted);
     // As on a real API server, a CRD written as an object serves its kind.
     let widgets = kube::Api::<Widget>::namespaced(client, "default");
     let listed = widgets.list(&ListParams::default()).await.unwrap();

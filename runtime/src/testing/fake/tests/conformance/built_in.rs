@@ -84,12 +84,29 @@ fn config_maps() -> Vec<Case> {
         case(
             "create a ConfigMap with metadata.generation",
             vec![],
-            post(CONFIGMAPS, with(config_map("c", json!({})), "/metadata/generation", json!(7))),
+            post(
+                CONFIGMAPS,
+                with(config_map("c", json!({})), "/metadata/generation", json!(7)),
+            ),
         ),
         case(
             "replace an immutable ConfigMap's data",
-            vec![post(CONFIGMAPS, with(config_map("c", json!({ "a": "1" })), "/immutable", json!(true)))],
-            put(&path, with(config_map("c", json!({ "a": "2" })), "/immutable", json!(true))),
+            vec![post(
+                CONFIGMAPS,
+                with(
+                    config_map("c", json!({ "a": "1" })),
+                    "/immutable",
+                    json!(true),
+                ),
+            )],
+            put(
+                &path,
+                with(
+                    config_map("c", json!({ "a": "2" })),
+                    "/immutable",
+                    json!(true),
+                ),
+            ),
         ),
         case(
             "merge patch of a ConfigMap's data",
@@ -104,7 +121,14 @@ fn config_maps() -> Vec<Case> {
         case(
             "replace a ConfigMap with a stale resourceVersion",
             created(),
-            put(&path, with(config_map("c", json!({})), "/metadata/resourceVersion", json!("1"))),
+            put(
+                &path,
+                with(
+                    config_map("c", json!({})),
+                    "/metadata/resourceVersion",
+                    json!("1"),
+                ),
+            ),
         ),
         case(
             "status of a ConfigMap",
@@ -119,7 +143,10 @@ fn secrets() -> Vec<Case> {
         case(
             "create a Secret without a type",
             vec![],
-            post(SECRETS, secret("s", None, json!({ "password": "c2VjcmV0" }))),
+            post(
+                SECRETS,
+                secret("s", None, json!({ "password": "c2VjcmV0" })),
+            ),
         ),
         case(
             "create a Secret with stringData",
@@ -143,7 +170,11 @@ fn secrets() -> Vec<Case> {
         case(
             "change a Secret's type",
             vec![post(SECRETS, secret("s", None, json!({})))],
-            patch(&one(SECRETS, "s"), MERGE, json!({ "type": "kubernetes.io/basic-auth", "data": { "username": "dQ==" } })),
+            patch(
+                &one(SECRETS, "s"),
+                MERGE,
+                json!({ "type": "kubernetes.io/basic-auth", "data": { "username": "dQ==" } }),
+            ),
         ),
     ]
 }
@@ -164,7 +195,14 @@ fn deployments() -> Vec<Case> {
         case(
             "create a Deployment without containers",
             vec![],
-            post(DEPLOYMENTS, with(deployment("web", 1), "/spec/template/spec/containers", json!([]))),
+            post(
+                DEPLOYMENTS,
+                with(
+                    deployment("web", 1),
+                    "/spec/template/spec/containers",
+                    json!([]),
+                ),
+            ),
         ),
         case(
             "create a Deployment with negative replicas",
@@ -176,7 +214,11 @@ fn deployments() -> Vec<Case> {
             vec![],
             post(
                 DEPLOYMENTS,
-                with(deployment("web", 1), "/spec/template/spec/containers", json!([{ "name": "app" }])),
+                with(
+                    deployment("web", 1),
+                    "/spec/template/spec/containers",
+                    json!([{ "name": "app" }]),
+                ),
             ),
         ),
         case(
@@ -194,7 +236,14 @@ fn deployments() -> Vec<Case> {
         case(
             "create a Deployment whose template restarts never",
             vec![],
-            post(DEPLOYMENTS, with(deployment("web", 1), "/spec/template/spec/restartPolicy", json!("Never"))),
+            post(
+                DEPLOYMENTS,
+                with(
+                    deployment("web", 1),
+                    "/spec/template/spec/restartPolicy",
+                    json!("Never"),
+                ),
+            ),
         ),
         case(
             "create a Deployment with ports, probes and the latest image",
@@ -216,7 +265,14 @@ fn deployments() -> Vec<Case> {
         case(
             "create a Deployment with the Recreate strategy",
             vec![],
-            post(DEPLOYMENTS, with(deployment("web", 1), "/spec/strategy", json!({ "type": "Recreate" }))),
+            post(
+                DEPLOYMENTS,
+                with(
+                    deployment("web", 1),
+                    "/spec/strategy",
+                    json!({ "type": "Recreate" }),
+                ),
+            ),
         ),
         case(
             "create a Deployment with an unknown field under fieldValidation=Strict",
@@ -265,17 +321,29 @@ fn deployments() -> Vec<Case> {
         case(
             "annotation patch of a Deployment",
             created(),
-            patch(&path, MERGE, json!({ "metadata": { "annotations": { "a": "b" } } })),
+            patch(
+                &path,
+                MERGE,
+                json!({ "metadata": { "annotations": { "a": "b" } } }),
+            ),
         ),
         case(
             "status patch of a Deployment",
             created(),
-            patch(&format!("{path}/status"), MERGE, json!({ "status": { "replicas": 1 }, "metadata": { "labels": { "x": "y" } } })),
+            patch(
+                &format!("{path}/status"),
+                MERGE,
+                json!({ "status": { "replicas": 1 }, "metadata": { "labels": { "x": "y" } } }),
+            ),
         ),
         case(
             "apply of a Deployment",
             vec![],
-            patch(&format!("{path}?fieldManager=tester"), APPLY, deployment("web", 2)),
+            patch(
+                &format!("{path}?fieldManager=tester"),
+                APPLY,
+                deployment("web", 2),
+            ),
         ),
         case(
             "apply of a Deployment's replicas after an update",
@@ -294,32 +362,47 @@ fn pods() -> Vec<Case> {
         case(
             "create a Pod",
             vec![],
-            post(PODS, pod("p", json!([{ "name": "app", "image": "nginx:1.27" }]))),
+            post(
+                PODS,
+                pod("p", json!([{ "name": "app", "image": "nginx:1.27" }])),
+            ),
         ),
         case(
             "create a Pod with limits",
             vec![],
             post(
                 PODS,
-                pod("p", json!([{ "name": "app", "image": "nginx:1.27", "resources": { "limits": { "cpu": "500m", "memory": "64Mi" } } }])),
+                pod(
+                    "p",
+                    json!([{ "name": "app", "image": "nginx:1.27", "resources": { "limits": { "cpu": "500m", "memory": "64Mi" } } }]),
+                ),
             ),
         ),
         case(
             "create a Pod whose container name is no DNS label",
             vec![],
-            post(PODS, pod("p", json!([{ "name": "App_1", "image": "nginx:1.27" }]))),
+            post(
+                PODS,
+                pod("p", json!([{ "name": "App_1", "image": "nginx:1.27" }])),
+            ),
         ),
         case(
             "create a Pod with a port out of range",
             vec![],
             post(
                 PODS,
-                pod("p", json!([{ "name": "app", "image": "nginx:1.27", "ports": [{ "containerPort": 70000 }] }])),
+                pod(
+                    "p",
+                    json!([{ "name": "app", "image": "nginx:1.27", "ports": [{ "containerPort": 70000 }] }]),
+                ),
             ),
         ),
         case(
             "list pods by phase",
-            vec![post(PODS, pod("p", json!([{ "name": "app", "image": "nginx:1.27" }])))],
+            vec![post(
+                PODS,
+                pod("p", json!([{ "name": "app", "image": "nginx:1.27" }])),
+            )],
             get(&format!("{PODS}?fieldSelector=status.phase%3DPending")),
         ),
     ]
@@ -343,11 +426,7 @@ fn others() -> Vec<Case> {
             vec![post(NAMESPACES, namespace("deleted-{n}"))],
             delete(&one(NAMESPACES, "deleted-{n}"), None),
         ),
-        case(
-            "create a Lease",
-            vec![],
-            post(LEASES, lease("l")),
-        ),
+        case("create a Lease", vec![], post(LEASES, lease("l"))),
         case(
             "replace a Lease without resourceVersion",
             vec![post(LEASES, lease("l"))],
@@ -361,7 +440,10 @@ fn others() -> Vec<Case> {
         case(
             "create a ServiceAccount",
             vec![],
-            post(SERVICE_ACCOUNTS, json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": { "name": "sa" } })),
+            post(
+                SERVICE_ACCOUNTS,
+                json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": { "name": "sa" } }),
+            ),
         ),
         case(
             "create a Service",
@@ -392,7 +474,10 @@ fn others() -> Vec<Case> {
         case(
             "create a Service without ports",
             vec![],
-            post(SERVICES, json!({ "apiVersion": "v1", "kind": "Service", "metadata": { "name": "web" }, "spec": {} })),
+            post(
+                SERVICES,
+                json!({ "apiVersion": "v1", "kind": "Service", "metadata": { "name": "web" }, "spec": {} }),
+            ),
         ),
         case(
             "create a mutating webhook configuration",
@@ -414,7 +499,10 @@ fn others() -> Vec<Case> {
         case(
             "create a ConfigMap whose body is another kind",
             vec![],
-            post(CONFIGMAPS, json!({ "apiVersion": "v1", "kind": "Secret", "metadata": { "name": "c" } })),
+            post(
+                CONFIGMAPS,
+                json!({ "apiVersion": "v1", "kind": "Secret", "metadata": { "name": "c" } }),
+            ),
         ),
         case(
             "create a ConfigMap whose body is a list",

@@ -27,7 +27,12 @@ pub(super) const SERVICE_ACCOUNTS: &str = "/api/v1/namespaces/{ns}/serviceaccoun
 pub(super) const MUTATING_WEBHOOKS: &str =
     "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
 
-pub(super) fn call(method: Method, path: &str, content_type: &'static str, body: Option<Value>) -> Call {
+pub(super) fn call(
+    method: Method,
+    path: &str,
+    content_type: &'static str,
+    body: Option<Value>,
+) -> Call {
     Call {
         method,
         path: path.to_owned(),

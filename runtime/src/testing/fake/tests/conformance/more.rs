@@ -8,10 +8,18 @@ use super::Case;
 use super::cases::*;
 
 pub(super) fn cases() -> Vec<Case> {
-    [patches(), deletes(), reads(), metadata(), applies(), options(), crds()]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        patches(),
+        deletes(),
+        reads(),
+        metadata(),
+        applies(),
+        options(),
+        crds(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn created() -> Vec<super::Call> {
@@ -37,7 +45,11 @@ fn patches() -> Vec<Case> {
         case(
             "JSON patch with an operation that does not exist",
             created(),
-            patch(&path, JSON_PATCH, json!([{ "op": "frobnicate", "path": "/spec/size" }])),
+            patch(
+                &path,
+                JSON_PATCH,
+                json!([{ "op": "frobnicate", "path": "/spec/size" }]),
+            ),
         ),
         case(
             "JSON patch that is an object",
@@ -57,12 +69,20 @@ fn patches() -> Vec<Case> {
         case(
             "merge patch that changes the uid",
             created(),
-            patch(&path, MERGE, json!({ "metadata": { "uid": "00000000-0000-0000-0000-000000000001" } })),
+            patch(
+                &path,
+                MERGE,
+                json!({ "metadata": { "uid": "00000000-0000-0000-0000-000000000001" } }),
+            ),
         ),
         case(
             "merge patch that adds a label",
             created(),
-            patch(&path, MERGE, json!({ "metadata": { "labels": { "tier": "cache" } } })),
+            patch(
+                &path,
+                MERGE,
+                json!({ "metadata": { "labels": { "tier": "cache" } } }),
+            ),
         ),
         case(
             "merge patch that changes nothing",
@@ -72,32 +92,55 @@ fn patches() -> Vec<Case> {
         case(
             "merge patch with force",
             created(),
-            patch(&format!("{path}?force=true"), MERGE, json!({ "spec": { "size": 3 } })),
+            patch(
+                &format!("{path}?force=true"),
+                MERGE,
+                json!({ "spec": { "size": 3 } }),
+            ),
         ),
         case(
             "dry-run merge patch",
             created(),
-            patch(&format!("{path}?dryRun=All"), MERGE, json!({ "spec": { "size": 3 } })),
+            patch(
+                &format!("{path}?dryRun=All"),
+                MERGE,
+                json!({ "spec": { "size": 3 } }),
+            ),
         ),
         case(
             "merge patch with an unknown field under fieldValidation=Strict",
             created(),
-            patch(&format!("{path}?fieldValidation=Strict"), MERGE, json!({ "spec": { "colour": "red" } })),
+            patch(
+                &format!("{path}?fieldValidation=Strict"),
+                MERGE,
+                json!({ "spec": { "colour": "red" } }),
+            ),
         ),
         case(
             "merge patch of the status subresource that changes a label",
             created(),
-            patch(&format!("{path}/status"), MERGE, json!({ "metadata": { "labels": { "x": "y" } } })),
+            patch(
+                &format!("{path}/status"),
+                MERGE,
+                json!({ "metadata": { "labels": { "x": "y" } } }),
+            ),
         ),
         case(
             "replace of the status subresource",
             created(),
-            put(&format!("{path}/status"), memcached("a", json!({ "size": 5 }))),
+            put(
+                &format!("{path}/status"),
+                memcached("a", json!({ "size": 5 })),
+            ),
         ),
         case(
             "merge patch of a subresource that does not exist",
             created(),
-            patch(&format!("{path}/scale"), MERGE, json!({ "spec": { "replicas": 2 } })),
+            patch(
+                &format!("{path}/scale"),
+                MERGE,
+                json!({ "spec": { "replicas": 2 } }),
+            ),
         ),
     ]
 }
@@ -121,9 +164,16 @@ fn deletes() -> Vec<Case> {
         case(
             "delete with a resourceVersion precondition that does not match",
             created(),
-            delete(&path, options(json!({ "preconditions": { "resourceVersion": "1" } }))),
+            delete(
+                &path,
+                options(json!({ "preconditions": { "resourceVersion": "1" } })),
+            ),
         ),
-        case("dry-run delete", created(), delete(&format!("{path}?dryRun=All"), None)),
+        case(
+            "dry-run delete",
+            created(),
+            delete(&format!("{path}?dryRun=All"), None),
+        ),
         case(
             "delete with dryRun=Yes",
             created(),
@@ -132,7 +182,10 @@ fn deletes() -> Vec<Case> {
         case(
             "delete with orphanDependents and a propagation policy",
             created(),
-            delete(&path, options(json!({ "orphanDependents": true, "propagationPolicy": "Orphan" }))),
+            delete(
+                &path,
+                options(json!({ "orphanDependents": true, "propagationPolicy": "Orphan" })),
+            ),
         ),
         case(
             "delete twice with a finalizer",
@@ -170,7 +223,11 @@ fn deletes() -> Vec<Case> {
             {
                 let mut setup = finalized();
                 setup.push(delete(&path, None));
-                setup.push(patch(&path, MERGE, json!({ "metadata": { "finalizers": null } })));
+                setup.push(patch(
+                    &path,
+                    MERGE,
+                    json!({ "metadata": { "finalizers": null } }),
+                ));
                 setup
             },
             get(&path),
@@ -181,7 +238,10 @@ fn deletes() -> Vec<Case> {
                 post(MEMCACHEDS, memcached("a", json!({ "size": 1 }))),
                 post(MEMCACHEDS, memcached("b", json!({ "size": 1 }))),
             ],
-            delete(&format!("{MEMCACHEDS}?fieldSelector=metadata.name%3Db"), None),
+            delete(
+                &format!("{MEMCACHEDS}?fieldSelector=metadata.name%3Db"),
+                None,
+            ),
         ),
         case(
             "delete with a body that is no JSON",
@@ -194,8 +254,14 @@ fn deletes() -> Vec<Case> {
 fn reads() -> Vec<Case> {
     let two = || {
         vec![
-            post(MEMCACHEDS, memcached_with("a", json!({ "labels": { "tier": "cache", "n": "3" } }))),
-            post(MEMCACHEDS, memcached_with("b", json!({ "labels": { "tier": "other" } }))),
+            post(
+                MEMCACHEDS,
+                memcached_with("a", json!({ "labels": { "tier": "cache", "n": "3" } })),
+            ),
+            post(
+                MEMCACHEDS,
+                memcached_with("b", json!({ "labels": { "tier": "other" } })),
+            ),
         ]
     };
     let by = |selector: &str| get(&format!("{MEMCACHEDS}?labelSelector={selector}"));
@@ -204,7 +270,11 @@ fn reads() -> Vec<Case> {
         case("list by a missing label", two(), by("%21n")),
         case("list by notin", two(), by("tier+notin+%28cache%29")),
         case("list by a greater-than selector", two(), by("n%3E2")),
-        case("list by a label key with two slashes", two(), by("a%2Fb%2Fc%3Dx")),
+        case(
+            "list by a label key with two slashes",
+            two(),
+            by("a%2Fb%2Fc%3Dx"),
+        ),
         case("list by a label value with spaces", two(), by("tier%3Da+b")),
         case("list by an unclosed set", two(), by("tier+in+%28cache")),
         case("list by a selector that starts with =", two(), by("%3Dx")),
@@ -222,7 +292,9 @@ fn reads() -> Vec<Case> {
         case(
             "list by two fields",
             two(),
-            get(&format!("{MEMCACHEDS}?fieldSelector=metadata.name%3Da%2Cmetadata.namespace%3D{{ns}}")),
+            get(&format!(
+                "{MEMCACHEDS}?fieldSelector=metadata.name%3Da%2Cmetadata.namespace%3D{{ns}}"
+            )),
         ),
         case(
             "list of a built-in resource that does not exist",
@@ -268,22 +340,32 @@ fn metadata() -> Vec<Case> {
         case(
             "an owner reference without an apiVersion",
             vec![],
-            with(json!({ "ownerReferences": [{ "apiVersion": "", "kind": "ConfigMap", "name": "c", "uid": "11111111-1111-1111-1111-111111111111" }] })),
+            with(
+                json!({ "ownerReferences": [{ "apiVersion": "", "kind": "ConfigMap", "name": "c", "uid": "11111111-1111-1111-1111-111111111111" }] }),
+            ),
         ),
         case(
             "an Event as an owner",
             vec![],
-            with(json!({ "ownerReferences": [{ "apiVersion": "v1", "kind": "Event", "name": "e", "uid": "11111111-1111-1111-1111-111111111111" }] })),
+            with(
+                json!({ "ownerReferences": [{ "apiVersion": "v1", "kind": "Event", "name": "e", "uid": "11111111-1111-1111-1111-111111111111" }] }),
+            ),
         ),
         case(
             "a generateName that is not allowed",
             vec![],
-            post(MEMCACHEDS, json!({ "apiVersion": "cache.example.com/v1alpha1", "kind": "Memcached", "metadata": { "generateName": "Bad-" }, "spec": { "size": 1 } })),
+            post(
+                MEMCACHEDS,
+                json!({ "apiVersion": "cache.example.com/v1alpha1", "kind": "Memcached", "metadata": { "generateName": "Bad-" }, "spec": { "size": 1 } }),
+            ),
         ),
         case(
             "a custom resource with generateName",
             vec![],
-            post(MEMCACHEDS, json!({ "apiVersion": "cache.example.com/v1alpha1", "kind": "Memcached", "metadata": { "generateName": "cache-" }, "spec": { "size": 1 } })),
+            post(
+                MEMCACHEDS,
+                json!({ "apiVersion": "cache.example.com/v1alpha1", "kind": "Memcached", "metadata": { "generateName": "cache-" }, "spec": { "size": 1 } }),
+            ),
         ),
         case(
             "a name with dots",
@@ -305,12 +387,19 @@ fn metadata() -> Vec<Case> {
 fn applies() -> Vec<Case> {
     let path = one(MEMCACHEDS, "a");
     let apply_as = |manager: &str, spec: serde_json::Value| {
-        patch(&format!("{path}?fieldManager={manager}"), APPLY, memcached("a", spec))
+        patch(
+            &format!("{path}?fieldManager={manager}"),
+            APPLY,
+            memcached("a", spec),
+        )
     };
     vec![
         case(
             "apply after an update by the same manager",
-            vec![post(&format!("{MEMCACHEDS}?fieldManager=tester"), memcached("a", json!({ "size": 2 })))],
+            vec![post(
+                &format!("{MEMCACHEDS}?fieldManager=tester"),
+                memcached("a", json!({ "size": 2 })),
+            )],
             apply_as("tester", json!({ "size": 3 })),
         ),
         case(
@@ -320,14 +409,15 @@ fn applies() -> Vec<Case> {
         ),
         case(
             "apply that conflicts on two fields",
-            vec![
-                apply_as("first", json!({ "size": 2, "containerPort": 80 })),
-            ],
+            vec![apply_as("first", json!({ "size": 2, "containerPort": 80 }))],
             apply_as("second", json!({ "size": 3, "containerPort": 81 })),
         ),
         case(
             "apply that leaves out a field it applied before",
-            vec![apply_as("tester", json!({ "size": 2, "containerPort": 80 }))],
+            vec![apply_as(
+                "tester",
+                json!({ "size": 2, "containerPort": 80 }),
+            )],
             apply_as("tester", json!({ "size": 2 })),
         ),
         case(
@@ -341,7 +431,10 @@ fn applies() -> Vec<Case> {
             patch(
                 &format!("{path}?fieldManager=tester"),
                 APPLY,
-                memcached_with("a", json!({ "managedFields": [{ "manager": "x", "operation": "Apply" }] })),
+                memcached_with(
+                    "a",
+                    json!({ "managedFields": [{ "manager": "x", "operation": "Apply" }] }),
+                ),
             ),
         ),
         case(
@@ -350,7 +443,28 @@ fn applies() -> Vec<Case> {
             patch(
                 &format!("{path}?fieldManager=tester"),
                 APPLY,
-                memcached_with("a", json!({ "uid": "00000000-0000-0000-0000-000000000001" })),
+                memcached_with(
+                    "a",
+                    json!({ "uid": "00000000-0000-0000-0000-000000000001" }),
+                ),
+            ),
+        ),
+        case(
+            "apply with another uid by the only manager",
+            vec![apply_as("tester", json!({ "size": 2 }))],
+            patch(&format!("{path}?fieldManager=tester"), APPLY, {
+                let mut object = memcached("a", json!({ "size": 2 }));
+                object["metadata"]["uid"] = json!("00000000-0000-0000-0000-000000000001");
+                object
+            }),
+        ),
+        case(
+            "forced apply after an update",
+            created(),
+            patch(
+                &format!("{path}?fieldManager=tester&force=true"),
+                APPLY,
+                memcached("a", json!({ "size": 3 })),
             ),
         ),
         case(
@@ -425,7 +539,10 @@ fn options() -> Vec<Case> {
         case(
             "a dry-run update",
             created(),
-            put(&format!("{}?dryRun=All", one(MEMCACHEDS, "a")), memcached("a", json!({ "size": 3 }))),
+            put(
+                &format!("{}?dryRun=All", one(MEMCACHEDS, "a")),
+                memcached("a", json!({ "size": 3 })),
+            ),
         ),
         case(
             "a create with a status",
@@ -439,7 +556,10 @@ fn options() -> Vec<Case> {
         case(
             "a create in another resource's namespace URL",
             vec![],
-            post("/api/v1/namespaces/{ns}/namespaces", json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": "x{n}" } })),
+            post(
+                "/api/v1/namespaces/{ns}/namespaces",
+                json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": "x{n}" } }),
+            ),
         ),
         case(
             "a create of a cluster-scoped object with a namespace",
@@ -464,12 +584,22 @@ fn crds() -> Vec<Case> {
         case(
             "a CRD whose messageExpression does not compile",
             vec![],
-            post(CRDS, crd_with_rules(json!([{ "rule": "self.size < 5", "messageExpression": "'too big' +" }]))),
+            post(
+                CRDS,
+                crd_with_rules(
+                    json!([{ "rule": "self.size < 5", "messageExpression": "'too big' +" }]),
+                ),
+            ),
         ),
         case(
             "a CRD whose rule uses oldSelf",
             vec![],
-            post(CRDS, crd_with_rules(json!([{ "rule": "self.size >= oldSelf.size", "message": "no shrinking" }]))),
+            post(
+                CRDS,
+                crd_with_rules(
+                    json!([{ "rule": "self.size >= oldSelf.size", "message": "no shrinking" }]),
+                ),
+            ),
         ),
         case(
             "a CRD of an unknown scope",
