@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use kube::CustomResourceExt as _;
 use memcached_operator::api::v1alpha1::{Memcached, MemcachedSpec};
-use operator_rs_runtime::testing::fake::{FakeApiServer, Verb};
+use operator_rs_testing::fake::{FakeApiServer, Verb};
 
 #[tokio::main]
 async fn main() {
