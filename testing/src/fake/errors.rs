@@ -17,6 +17,8 @@ pub(super) trait KindNames {
     fn qualified_plural(&self) -> String;
     fn group(&self) -> &str;
     fn kind(&self) -> &str;
+    /// `memcacheds`.
+    fn plural(&self) -> &str;
 }
 
 /// The fake's kinds are shared (`Arc<Kind>`).
@@ -33,12 +35,72 @@ impl<K: KindNames> KindNames for std::sync::Arc<K> {
     fn kind(&self) -> &str {
         (**self).kind()
     }
+    fn plural(&self) -> &str {
+        (**self).plural()
+    }
+}
+
+/// A group and a kind that is not an object's (the options of a request, `DeleteOptions`), for
+/// the `422 Invalid` of their validation.
+pub(super) struct OptionsKind(pub(super) &'static str);
+
+impl KindNames for OptionsKind {
+    fn group_kind(&self) -> String {
+        format!("{}.meta.k8s.io", self.0)
+    }
+    fn qualified_plural(&self) -> String {
+        self.group_kind()
+    }
+    fn group(&self) -> &str {
+        "meta.k8s.io"
+    }
+    fn kind(&self) -> &str {
+        self.0
+    }
+    fn plural(&self) -> &str {
+        self.0
+    }
+}
+
+/// No group and kind: what the API server names when it refuses a patched object that does not
+/// decode (`"" is invalid: patch: …`).
+pub(super) struct NoKind;
+
+impl KindNames for NoKind {
+    fn group_kind(&self) -> String {
+        String::new()
+    }
+    fn qualified_plural(&self) -> String {
+        String::new()
+    }
+    fn group(&self) -> &str {
+        ""
+    }
+    fn kind(&self) -> &str {
+        ""
+    }
+    fn plural(&self) -> &str {
+        ""
+    }
+}
+
+/// The `details` of a `Status` as the API server writes them: empty fields left out.
+pub(super) fn details(name: &str, group: &str, kind: &str) -> Value {
+    let mut details = serde_json::Map::new();
+    for (key, value) in [("name", name), ("group", group), ("kind", kind)] {
+        if !value.is_empty() {
+            details.insert(key.to_owned(), json!(value));
+        }
+    }
+    Value::Object(details)
 }
 
 /// A failed request.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct ApiError {
     pub(super) code: StatusCode,
+    /// The `reason`; empty for errors the API server does not classify (it leaves the field
+    /// out).
     pub(super) reason: String,
     pub(super) message: String,
     /// The `details` of the `Status`: the object and, for `Invalid`, the field errors.
@@ -55,44 +117,139 @@ impl ApiError {
         }
     }
 
+    fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
     pub(super) fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "BadRequest", message)
     }
 
+    /// An error the API server does not classify (a Go error that reached its handler): `500`,
+    /// its text, no reason.
+    pub(super) fn unclassified(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "", message)
+    }
+
+    /// `Internal error occurred: <message>`, as the API server's `NewInternalError`.
     pub(super) fn internal(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message)
+        let message = message.into();
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalError",
+            format!("Internal error occurred: {message}"),
+        )
+        .with_details(json!({ "causes": [{ "message": message }] }))
     }
 
     pub(super) fn not_found(kind: &impl KindNames, name: &str) -> Self {
         let message = format!("{} \"{name}\" not found", kind.qualified_plural());
-        Self::new(StatusCode::NOT_FOUND, "NotFound", message)
+        Self::new(StatusCode::NOT_FOUND, "NotFound", message).with_details(details(
+            name,
+            kind.group(),
+            kind.plural(),
+        ))
     }
 
-    /// A URL that names no resource the fake serves (a CRD that is not installed).
+    /// The namespace of a request that does not exist (the API server's `NamespaceLifecycle`
+    /// admission).
+    pub(super) fn namespace_not_found(namespace: &str) -> Self {
+        let message = format!("namespaces \"{namespace}\" not found");
+        Self::new(StatusCode::NOT_FOUND, "NotFound", message).with_details(details(
+            namespace,
+            "",
+            "namespaces",
+        ))
+    }
+
+    /// A create in a namespace being deleted (the API server's `NamespaceLifecycle` admission).
+    pub(super) fn terminating_namespace(kind: &impl KindNames, namespace: &str) -> Self {
+        let message = format!(
+            "{} is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+            kind.qualified_plural()
+        );
+        Self::new(StatusCode::FORBIDDEN, "Forbidden", message)
+            .with_details(json!({ "group": kind.group(), "kind": kind.plural() }))
+    }
+
+    /// A URL under a served group and version that names no resource of it.
     pub(super) fn no_resource() -> Self {
         let message = "the server could not find the requested resource";
-        Self::new(StatusCode::NOT_FOUND, "NotFound", message)
+        Self::new(StatusCode::NOT_FOUND, "NotFound", message).with_details(json!({}))
     }
 
     pub(super) fn already_exists(kind: &impl KindNames, name: &str) -> Self {
         let message = format!("{} \"{name}\" already exists", kind.qualified_plural());
-        Self::new(StatusCode::CONFLICT, "AlreadyExists", message)
+        Self::new(StatusCode::CONFLICT, "AlreadyExists", message).with_details(details(
+            name,
+            kind.group(),
+            kind.plural(),
+        ))
     }
 
-    /// A write whose preconditions (`resourceVersion`, `uid`) do not hold, or a server-side
-    /// apply that would take fields from another manager.
+    /// A write whose preconditions (`resourceVersion`, `uid`) do not hold.
     pub(super) fn conflict(kind: &impl KindNames, name: &str, why: &str) -> Self {
         let message = format!(
             "Operation cannot be fulfilled on {} \"{name}\": {why}",
             kind.qualified_plural()
         );
-        Self::new(StatusCode::CONFLICT, "Conflict", message)
+        Self::new(StatusCode::CONFLICT, "Conflict", message).with_details(details(
+            name,
+            kind.group(),
+            kind.plural(),
+        ))
     }
 
-    /// An object that fails validation for one reason, e.g. `metadata.finalizers: Forbidden: …`.
-    pub(super) fn invalid(kind: &impl KindNames, name: &str, why: &str) -> Self {
-        let message = format!("{} \"{name}\" is invalid: {why}", kind.group_kind());
-        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", message)
+    /// A conflict that the API server reports of the group and kind (not the resource): the
+    /// preconditions of a delete.
+    pub(super) fn kind_conflict(kind: &impl KindNames, name: &str, why: &str) -> Self {
+        let message = format!(
+            "Operation cannot be fulfilled on {} \"{name}\": {why}",
+            kind.group_kind()
+        );
+        Self::new(StatusCode::CONFLICT, "Conflict", message).with_details(details(
+            name,
+            kind.group(),
+            kind.kind(),
+        ))
+    }
+
+    /// A server-side apply that would take fields from other managers: one cause per field.
+    /// Each conflict is the manager as the API server prints it (`"kubectl"`, or `"kubectl"
+    /// using v1 at <time>` for one that did not apply) and the field (`.spec.size`).
+    pub(super) fn apply_conflicts(conflicts: &[(String, String)]) -> Self {
+        let message = match conflicts {
+            [(manager, field)] => {
+                format!("Apply failed with 1 conflict: conflict with {manager}: {field}")
+            }
+            _ => {
+                let mut managers: Vec<&String> = conflicts.iter().map(|(m, _)| m).collect();
+                managers.sort();
+                managers.dedup();
+                let mut lines = Vec::new();
+                for manager in managers {
+                    lines.push(format!("conflicts with {manager}:"));
+                    for (_, field) in conflicts.iter().filter(|(m, _)| m == manager) {
+                        lines.push(format!("- {field}"));
+                    }
+                }
+                let count = conflicts.len();
+                format!("Apply failed with {count} conflicts: {}", lines.join("\n"))
+            }
+        };
+        let causes: Vec<Value> = conflicts
+            .iter()
+            .map(|(manager, field)| {
+                json!({
+                    "reason": "FieldManagerConflict",
+                    "message": format!("conflict with {manager}"),
+                    "field": field,
+                })
+            })
+            .collect();
+        Self::new(StatusCode::CONFLICT, "Conflict", message)
+            .with_details(json!({ "causes": causes }))
     }
 
     /// An object that fails validation: `422 Invalid` with one cause per field error, as the API
@@ -121,14 +278,22 @@ impl ApiError {
                 })
             })
             .collect();
-        let mut invalid = Self::invalid(kind, name, &why);
-        invalid.details = Some(json!({
-            "name": name,
-            "group": kind.group(),
-            "kind": kind.kind(),
-            "causes": causes,
-        }));
-        invalid
+        let group_kind = kind.group_kind();
+        let message = format!("{group_kind} \"{name}\" is invalid: {why}");
+        let mut details = details(name, kind.group(), kind.kind());
+        details["causes"] = Value::Array(causes);
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", message).with_details(details)
+    }
+
+    /// One field error, as [`ApiError::invalid_fields`].
+    pub(super) fn invalid_field(kind: &impl KindNames, name: &str, error: FieldError) -> Self {
+        Self::invalid_fields(kind, name, &[error])
+    }
+
+    /// `422` without a word on why, as the API server answers a JSON patch it cannot apply.
+    pub(super) fn unprocessable() -> Self {
+        let message = "the server rejected our request due to an error in our request";
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", message).with_details(json!({}))
     }
 
     /// A request that the client's RBAC rules do not grant: `403 Forbidden`, worded as the API
@@ -143,13 +308,11 @@ impl ApiError {
             Some(name) => format!("{resource} \"{name}\" is forbidden: {why}"),
             None => format!("{resource} is forbidden: {why}"),
         };
-        let mut forbidden = Self::new(StatusCode::FORBIDDEN, "Forbidden", message);
-        forbidden.details = Some(json!({
-            "name": name.unwrap_or_default(),
-            "group": group,
-            "kind": plural,
-        }));
-        forbidden
+        Self::new(StatusCode::FORBIDDEN, "Forbidden", message).with_details(details(
+            name.unwrap_or_default(),
+            group,
+            plural,
+        ))
     }
 
     /// A request an admission webhook refused, as the API server reports it: the webhook's
@@ -186,8 +349,13 @@ impl ApiError {
         Self::new(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", message)
     }
 
-    pub(super) fn unsupported_media_type(content_type: &str) -> Self {
-        let message = format!("the body of the request was in an unknown format: {content_type}");
+    /// A body or patch of a media type the resource does not take; `accepted` are those it
+    /// takes.
+    pub(super) fn unsupported_media_type(accepted: &[&str]) -> Self {
+        let message = format!(
+            "the body of the request was in an unknown format - accepted media types include: {}",
+            accepted.join(", ")
+        );
         Self::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "UnsupportedMediaType",
@@ -203,9 +371,11 @@ impl ApiError {
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code.as_u16(),
         });
+        if !self.reason.is_empty() {
+            status["reason"] = json!(self.reason);
+        }
         if let Some(details) = &self.details {
             status["details"] = details.clone();
         }
@@ -276,6 +446,9 @@ pub(super) struct FieldError {
     pub(super) field: String,
     /// The value shown after the type, or `None` for the types that show none.
     pub(super) value: Option<Value>,
+    /// Whether `value` is a string to show as it is: a Go value the API server prints with
+    /// `%#v` (`0x0`, `map[string]string{"app":"web"}`, `[]string{"Yes"}`).
+    pub(super) go: bool,
     pub(super) detail: String,
 }
 
@@ -290,7 +463,21 @@ impl FieldError {
             kind,
             field: field.to_owned(),
             value,
+            go: false,
             detail: detail.into(),
+        }
+    }
+
+    /// An error whose value is shown as Go prints it, `go_value` verbatim.
+    pub(super) fn go(
+        kind: ErrorType,
+        field: &str,
+        go_value: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            go: true,
+            ..Self::new(kind, field, Some(Value::String(go_value.into())), detail)
         }
     }
 
@@ -301,6 +488,7 @@ impl FieldError {
             (_, ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong) | (None, _) => {
                 title.to_owned()
             }
+            (Some(Value::String(text)), _) if self.go => format!("{title}: {text}"),
             (Some(value), _) => format!("{title}: {}", go_value(value)),
         };
         if !self.detail.is_empty() {
@@ -322,6 +510,33 @@ impl fmt::Display for FieldError {
     }
 }
 
+/// A string as Go's `%q` (`strconv.Quote`) writes it: control characters as `\a`, `\n` or
+/// `\x07`, other unprintable characters as `\u` escapes.
+pub(super) fn go_quote(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for character in text.chars() {
+        match character {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\u{7}' => quoted.push_str("\\a"),
+            '\u{8}' => quoted.push_str("\\b"),
+            '\u{c}' => quoted.push_str("\\f"),
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            '\u{b}' => quoted.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                quoted.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
 /// A value as the API server prints it in a field error: strings quoted, numbers and booleans
 /// plain, `null` as `"null"`, objects and lists in Go syntax (`%#v`), as Go prints the
 /// `map[string]interface {}` and `[]interface {}` of a decoded object.
@@ -336,7 +551,7 @@ fn go_value(value: &Value) -> String {
 fn go_syntax(value: &Value) -> String {
     match value {
         Value::Null => "interface {}(nil)".to_owned(),
-        Value::String(text) => Value::String(text.clone()).to_string(),
+        Value::String(text) => go_quote(text),
         Value::Number(number) => match number.as_f64() {
             Some(float) if !number.is_i64() && !number.is_u64() => go_float(float),
             _ => number.to_string(),

@@ -9,6 +9,39 @@ use std::str::FromStr;
 
 use k8s_openapi::jiff;
 
+/// Whether the apiextensions apiserver keeps `format` in a CRD's schema: it strips every other
+/// (`int32`, `int64`, `double` …) before validating (its `StripUnsupportedFormatsPostProcess`).
+pub(super) fn is_supported(format: &str) -> bool {
+    const SUPPORTED: &[&str] = &[
+        "bsonobjectid",
+        "uri",
+        "email",
+        "hostname",
+        "ipv4",
+        "ipv6",
+        "cidr",
+        "mac",
+        "uuid",
+        "uuid3",
+        "uuid4",
+        "uuid5",
+        "isbn",
+        "isbn10",
+        "isbn13",
+        "creditcard",
+        "ssn",
+        "hexcolor",
+        "rgbcolor",
+        "byte",
+        "password",
+        "date",
+        "duration",
+        "datetime",
+        "date-time",
+    ];
+    SUPPORTED.contains(&format)
+}
+
 /// Whether `text` is valid in `format`; true for formats that are not checked.
 pub(super) fn is_valid(format: &str, text: &str) -> bool {
     match format {

@@ -2,21 +2,21 @@
 //! sends, the answers it expects, and watch streams (one JSON event per line).
 
 use std::io;
-use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http::{Method, Request, Response, StatusCode, header};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
 use super::admission::User;
 use super::errors::ApiError;
-use super::fields::Scope;
-use super::kinds::ResourceKey;
+use super::kinds::{Kind, ResourceKey};
+use super::query::Query;
 use super::rbac::{Attributes, Identity};
+use super::requests::{self, Incoming};
 use super::selector::Selector;
-use super::store::{Caller, Edit, Filter, Since, Store, Write};
+use super::store::{Filter, Store};
 use super::{Denial, Inner, RecordedRequest, Verb};
 
 /// Answers one request of a [`kube::Client`] of `identity`, or fails it like a connection that
@@ -61,7 +61,7 @@ pub(super) async fn serve(
                     body: &body,
                     user,
                 };
-                handle(&mut state.store, route, &request)
+                requests::handle(&mut state.store, route, &request)
             } else {
                 let denial = Denial::new(identity, &attributes);
                 denial.report();
@@ -75,7 +75,8 @@ pub(super) async fn serve(
                 ))
             }
         }
-        None => Err(ApiError::no_resource()),
+        None if routes_to_json(path) => Err(ApiError::no_resource()),
+        None => Ok(Reply::Text(StatusCode::NOT_FOUND, "404 page not found\n")),
     }
     .unwrap_or_else(|error| Reply::Json(error.code, error.status()));
     state.requests.push(RecordedRequest {
@@ -116,6 +117,17 @@ pub(super) async fn serve_remote(shared: Inner, request: Request<Body>) -> Respo
     })
 }
 
+/// Whether the API server answers a URL it serves nothing at with a `Status` (under the
+/// groups it has built in) or with plain text (elsewhere: custom resources' groups).
+fn routes_to_json(path: &str) -> bool {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match segments.as_slice() {
+        ["api", ..] => true,
+        ["apis", group, ..] => !group.contains('.') || group.ends_with(".k8s.io"),
+        _ => false,
+    }
+}
+
 fn unavailable() -> io::Error {
     io::Error::new(
         io::ErrorKind::ConnectionRefused,
@@ -124,11 +136,11 @@ fn unavailable() -> io::Error {
 }
 
 /// What a URL names: a collection, or one object, or one object's subresource.
-struct Route {
-    resource: ResourceKey,
-    namespace: Option<String>,
-    name: Option<String>,
-    subresource: Option<String>,
+pub(super) struct Route {
+    pub(super) resource: ResourceKey,
+    pub(super) namespace: Option<String>,
+    pub(super) name: Option<String>,
+    pub(super) subresource: Option<String>,
 }
 
 /// `/api/v1/namespaces/default/configmaps/x`, `/apis/apps/v1/deployments`,
@@ -203,81 +215,31 @@ fn selected_name(verb: Verb, query: &Query) -> Option<String> {
     })
 }
 
-/// The query parameters of a request, decoded.
-struct Query(Vec<(String, String)>);
-
-impl Query {
-    fn parse(query: &str) -> Self {
-        let pairs = query
-            .split('&')
-            .filter(|pair| !pair.is_empty())
-            .map(|pair| {
-                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-                (percent_decode(key), percent_decode(value))
-            })
-            .collect();
-        Self(pairs)
-    }
-
-    fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, value)| value.as_str())
-    }
-
-    fn flag(&self, key: &str) -> bool {
-        matches!(self.get(key), Some("true" | "1"))
-    }
-}
-
-/// Decodes `application/x-www-form-urlencoded` text (`%3D` and `+`). Written here because the
-/// crates that do it are not dependencies of the runtime.
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        if bytes[index] == b'%'
-            && let Some(byte) = text
-                .get(index + 1..index + 3)
-                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-        {
-            decoded.push(byte);
-            index += 3;
-            continue;
-        }
-        decoded.push(if bytes[index] == b'+' {
-            b' '
-        } else {
-            bytes[index]
-        });
-        index += 1;
-    }
-    String::from_utf8_lossy(&decoded).into_owned()
-}
-
 /// An answer: a JSON object, or a watch stream that lasts until the watch ends or its
 /// `timeoutSeconds` are up.
-enum Reply {
+pub(super) enum Reply {
     Json(StatusCode, Value),
+    /// A plain text answer (the API server's `404 page not found` of URLs it routes nowhere).
+    Text(StatusCode, &'static str),
     Watch(UnboundedReceiver<Bytes>, Option<Instant>),
 }
 
 impl Reply {
     fn status(&self) -> StatusCode {
         match self {
-            Reply::Json(status, _) => *status,
+            Reply::Json(status, _) | Reply::Text(status, _) => *status,
             Reply::Watch(..) => StatusCode::OK,
         }
     }
 
     fn into_response(self) -> Response<Body> {
-        let (status, body) = match self {
+        let (status, body, content_type) = match self {
             Reply::Json(status, value) => (
                 status,
                 Body::from(serde_json::to_vec(&value).expect("JSON values serialize")),
+                "application/json",
             ),
+            Reply::Text(status, text) => (status, Body::from(text), "text/plain; charset=utf-8"),
             Reply::Watch(receiver, deadline) => {
                 let lines = futures::stream::unfold(receiver, move |mut receiver| async move {
                     let line = match deadline {
@@ -289,213 +251,91 @@ impl Reply {
                     };
                     line.map(|line| (Ok::<_, io::Error>(line), receiver))
                 });
-                (StatusCode::OK, Body::from_stream(lines))
+                (StatusCode::OK, Body::from_stream(lines), "application/json")
             }
         };
         let mut response = Response::new(body);
         *response.status_mut() = status;
         response.headers_mut().insert(
             header::CONTENT_TYPE,
-            header::HeaderValue::from_static("application/json"),
+            header::HeaderValue::from_static(content_type),
         );
         response
     }
 }
 
-/// A request as [`handle`] reads it.
-struct Incoming<'a> {
-    method: &'a Method,
-    headers: &'a HeaderMap,
-    query: &'a Query,
-    body: &'a [u8],
-    user: User,
-}
-
-/// Answers a request for a resource the store serves.
-fn handle(store: &mut Store, route: &Route, request: &Incoming) -> Result<Reply, ApiError> {
-    let Incoming {
-        method,
-        headers,
-        query,
-        body,
-        user,
-    } = request;
-    let kind = store.kind(&route.resource)?;
-    let resource = &route.resource;
-    let namespace = route.namespace.as_deref();
-    let scope = match route.subresource.as_deref() {
-        None => Scope::Main,
-        Some("status") if kind.status_subresource => Scope::Status,
-        Some(_) => return Err(ApiError::no_resource()),
-    };
-    let dry_run = query.get("dryRun").is_some_and(|value| !value.is_empty());
-    let caller = |manager: String| Caller {
-        scope,
-        manager,
-        dry_run,
-        strict: query.get("fieldValidation") == Some("Strict"),
-        user: user.clone(),
-    };
-    let manager = || field_manager(query, headers);
-    let json = |body: &[u8]| -> Result<Value, ApiError> {
-        serde_json::from_slice(body)
-            .map_err(|error| ApiError::bad_request(format!("the body is not JSON: {error}")))
-    };
-    let ok = |value| Ok(Reply::Json(StatusCode::OK, value));
-
-    match ((*method).clone(), route.name.as_deref()) {
-        (Method::GET, Some(name)) => ok(store.get(resource, namespace, name)?),
-        (Method::GET, None) if scope == Scope::Main => {
-            let filter = filter(query)?;
-            if query.flag("watch") {
-                let since = match query.get("resourceVersion") {
-                    _ if query.flag("sendInitialEvents") => Since::InitialEvents,
-                    None | Some("" | "0") => Since::Now,
-                    Some(version) => Since::Revision(version.parse().map_err(|_| {
-                        ApiError::bad_request(format!("invalid resourceVersion {version:?}"))
-                    })?),
-                };
-                let deadline = query
-                    .get("timeoutSeconds")
-                    .and_then(|seconds| seconds.parse().ok())
-                    .map(|seconds| Instant::now() + Duration::from_secs(seconds));
-                let receiver = store.watch(resource, namespace, filter, since)?;
-                Ok(Reply::Watch(receiver, deadline))
-            } else {
-                let limit = query.get("limit").and_then(|limit| limit.parse().ok());
-                ok(store.list(resource, namespace, &filter, limit, query.get("continue"))?)
-            }
-        }
-        // Namespaced objects are created in a namespace's collection only.
-        (Method::POST, None) if scope == Scope::Main && kind.namespaced == namespace.is_some() => {
-            let object = store.create(resource, namespace, json(body)?, &caller(manager()))?;
-            Ok(Reply::Json(StatusCode::CREATED, object))
-        }
-        (Method::PUT, Some(name)) => {
-            let write = Write {
-                caller: caller(manager()),
-                edit: Edit::Replace(json(body)?),
-            };
-            let (status, object) = store.write(resource, namespace, name, write)?;
-            Ok(Reply::Json(status, object))
-        }
-        (Method::PATCH, Some(name)) => {
-            let content_type = headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|value| value.to_str().ok())
-                .unwrap_or_default();
-            let media_type = content_type.split(';').next().unwrap_or_default().trim();
-            let (edit, manager) = match media_type {
-                "application/json-patch+json" => {
-                    let patch = serde_json::from_slice(body).map_err(|error| {
-                        ApiError::bad_request(format!("the body is not a JSON patch: {error}"))
-                    })?;
-                    (Edit::Json(patch), manager())
-                }
-                "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
-                    (Edit::Merge(json(body)?), manager())
-                }
-                "application/apply-patch+yaml" => {
-                    let Some(manager) = query.get("fieldManager").filter(|m| !m.is_empty()) else {
-                        return Err(ApiError::bad_request(
-                            "PATCH requests with an apply content type require a fieldManager",
-                        ));
-                    };
-                    let config = apply_config(body)?;
-                    let force = query.flag("force");
-                    (Edit::Apply { config, force }, manager.to_owned())
-                }
-                other => return Err(ApiError::unsupported_media_type(other)),
-            };
-            let write = Write {
-                caller: caller(manager),
-                edit,
-            };
-            let (status, object) = store.write(resource, namespace, name, write)?;
-            Ok(Reply::Json(status, object))
-        }
-        (Method::DELETE, Some(name)) if scope == Scope::Main => {
-            let options = if body.is_empty() {
-                Value::Null
-            } else {
-                json(body)?
-            };
-            ok(store.delete(resource, namespace, name, &options, dry_run, Some(user))?)
-        }
-        (Method::DELETE, None) if scope == Scope::Main => {
-            let options = if body.is_empty() {
-                Value::Null
-            } else {
-                json(body)?
-            };
-            let list = store.list(resource, namespace, &filter(query)?, None, None)?;
-            let mut deleted = Vec::new();
-            for object in list["items"].as_array().into_iter().flatten() {
-                let metadata = &object["metadata"];
-                let name = metadata["name"].as_str().unwrap_or_default();
-                let namespace = metadata["namespace"].as_str();
-                store.delete(resource, namespace, name, &options, dry_run, Some(user))?;
-                deleted.push(object.clone());
-            }
-            let mut list = list;
-            list["items"] = Value::Array(deleted);
-            ok(list)
-        }
-        _ => Err(ApiError::method_not_allowed()),
-    }
-}
-
-/// The selectors of a list, watch or collection delete.
-fn filter(query: &Query) -> Result<Filter, ApiError> {
+/// The selectors of a list, watch or collection delete; the fields of a field selector must
+/// be ones the kind lets clients select by.
+pub(super) fn filter(query: &Query, kind: &Kind) -> Result<Filter, ApiError> {
+    let supported = |field: &str| field_label(kind, field);
     Ok(Filter {
         labels: Selector::labels(query.get("labelSelector").unwrap_or_default())
             .map_err(ApiError::bad_request)?,
-        fields: Selector::fields(query.get("fieldSelector").unwrap_or_default())
+        fields: Selector::fields(query.get("fieldSelector").unwrap_or_default(), &supported)
             .map_err(ApiError::bad_request)?,
     })
 }
 
-/// The field manager of a write that is not an apply: `fieldManager`, or the program in the
-/// `User-Agent` (as the API server does), or `unknown`.
-fn field_manager(query: &Query, headers: &HeaderMap) -> String {
-    if let Some(manager) = query.get("fieldManager").filter(|m| !m.is_empty()) {
-        return manager.to_owned();
+/// Whether clients may select objects of `kind` by `field`, or the API server's refusal.
+fn field_label(kind: &Kind, field: &str) -> Result<(), String> {
+    let metadata = field == "metadata.name" || (kind.namespaced && field == "metadata.namespace");
+    let extra: &[&str] = match (kind.group.as_str(), kind.plural.as_str()) {
+        ("", "pods") => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.podIPs",
+            "status.nominatedNodeName",
+        ],
+        ("", "secrets") => &["type"],
+        ("", "namespaces") => &["status.phase"],
+        ("", "events") => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        ("events.k8s.io", "events") => &[
+            "reason",
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "regarding.apiVersion",
+            "regarding.resourceVersion",
+            "regarding.fieldPath",
+            "reportingController",
+            "type",
+        ],
+        _ => &[],
+    };
+    if metadata || extra.contains(&field) {
+        return Ok(());
     }
-    headers
-        .get(header::USER_AGENT)
-        .and_then(|agent| agent.to_str().ok())
-        .and_then(|agent| agent.split('/').next())
-        .filter(|agent| !agent.is_empty())
-        .unwrap_or("unknown")
-        .to_owned()
-}
-
-/// The body of an apply: YAML, of which JSON (what kube sends) is a part.
-fn apply_config(body: &[u8]) -> Result<Value, ApiError> {
-    if let Ok(config) = serde_json::from_slice(body) {
-        return Ok(config);
-    }
-    let text = std::str::from_utf8(body)
-        .map_err(|_| ApiError::bad_request("the applied configuration is not UTF-8"))?;
-    serde_saphyr::from_str(text).map_err(|error| {
-        ApiError::bad_request(format!("the applied configuration is not YAML: {error}"))
+    let converts = !extra.is_empty() || kind.built_in_type().is_none();
+    Err(if converts {
+        format!("field label not supported: {field}")
+    } else {
+        format!(
+            "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        )
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn queries_are_decoded() {
-        let query = Query::parse("&watch=true&labelSelector=app%3Dweb%2Ctier+in+%28a%29&x");
-        assert!(query.flag("watch"));
-        assert_eq!(query.get("labelSelector"), Some("app=web,tier in (a)"));
-        assert_eq!(query.get("x"), Some(""));
-        assert_eq!(query.get("y"), None);
-        assert_eq!(percent_decode("100%"), "100%");
-        assert_eq!(percent_decode("%zz%41"), "%zzA");
-    }
 
     /// As the API server's `RequestInfo`: a list or watch whose field selector requires one
     /// name is a request for that name; anything else names nothing.
@@ -522,8 +362,8 @@ mod tests {
     #[test]
     fn routes() {
         let mut store = Store::new(10);
-        for (kind, check, schema) in super::super::kinds::built_in() {
-            store.register_built_in(kind, check, schema);
+        for (kind, check) in super::super::kinds::built_in() {
+            store.register_built_in(kind, check);
         }
         let route_of = |path| {
             route(&store, path).map(|r| (r.resource.plural, r.namespace, r.name, r.subresource))

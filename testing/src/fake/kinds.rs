@@ -5,15 +5,13 @@ use std::any::TypeId;
 
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use kube::Resource;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::schema::Schema;
+use super::built_in::types::{Ty, api_type};
 use super::typed::{self, Check};
 
 /// A kind that the fake API server serves, registered with
@@ -126,9 +124,8 @@ impl Kind {
     }
 }
 
-/// A built-in kind as the fake serves it: with the check of its Rust type, and the schema of
-/// that type, made when first needed (a Pod's is large) and then kept for the test binary.
-pub(super) type BuiltIn = (Kind, Check, fn() -> Arc<Schema>);
+/// A built-in kind as the fake serves it: with the check of its Rust type.
+pub(super) type BuiltIn = (Kind, Check);
 
 /// The kinds every fake API server serves from the start: those an operator's controllers,
 /// leader election and Event recorder touch, and the webhook configurations whose `caBundle` the
@@ -151,7 +148,17 @@ pub(super) fn built_in() -> Vec<BuiltIn> {
         K: Resource<DynamicType = ()> + DeserializeOwned + JsonSchema + 'static,
         K::Scope: 'static,
     {
-        (Kind::of::<K>(), typed::check::<K>, schema_of::<K>)
+        let mut kind = Kind::of::<K>();
+        // The built-in kinds with a status subresource.
+        kind.status_subresource = matches!(
+            (kind.group.as_str(), kind.plural.as_str()),
+            ("apps", _)
+                | (
+                    "",
+                    "pods" | "services" | "persistentvolumeclaims" | "namespaces"
+                )
+        );
+        (kind, typed::check::<K>)
     }
 
     vec![
@@ -172,17 +179,6 @@ pub(super) fn built_in() -> Vec<BuiltIn> {
         typed::<MutatingWebhookConfiguration>(),
         typed::<ValidatingWebhookConfiguration>(),
     ]
-}
-
-/// The schema of `K`'s Rust type, made once per test binary.
-fn schema_of<K: JsonSchema + 'static>() -> Arc<Schema> {
-    static SCHEMAS: LazyLock<Mutex<HashMap<TypeId, Arc<Schema>>>> = LazyLock::new(Mutex::default);
-    let mut schemas = SCHEMAS.lock().unwrap_or_else(PoisonError::into_inner);
-    let schema = schemas.entry(TypeId::of::<K>()).or_insert_with(|| {
-        let schema = Schema::new(typed::schema::<K>()).expect("k8s-openapi has no CEL rules");
-        Arc::new(schema)
-    });
-    schema.clone()
 }
 
 /// The part of a URL that names a collection: `apps`, `v1`, `deployments`.
@@ -216,60 +212,23 @@ pub(super) enum ListType {
     Set,
 }
 
-/// The lists of the built-in kinds that are not atomic, by field name (and for `ports`, whether
-/// they are a container's, in an item of a list, or a Service's), for kinds without a schema and
-/// for `metadata` (which CRD schemas leave out).
-fn well_known_list(field: &str, in_list_item: bool) -> ListType {
-    let keys = |keys: &[&str]| ListType::Map(keys.iter().map(|k| (*k).to_owned()).collect());
-    match field {
-        "conditions" => keys(&["type"]),
-        "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "env" => {
-            keys(&["name"])
-        }
-        "volumeMounts" => keys(&["mountPath"]),
-        // The API server defaults `protocol` to TCP before it merges; the fake does not, so an
-        // apply must name it for the list to merge by key.
-        "ports" if in_list_item => keys(&["containerPort", "protocol"]),
-        "ports" => keys(&["port", "protocol"]),
-        "ownerReferences" => keys(&["uid"]),
-        "finalizers" => ListType::Set,
-        _ => ListType::Atomic,
-    }
-}
-
 impl Kind {
-    /// How the list at `path` (field names; `None` for a list item) is merged.
-    pub(super) fn list_type(&self, path: &[Option<&str>]) -> ListType {
-        let in_schema = self.schema.as_ref().and_then(|schema| {
-            path.iter().try_fold(schema, |node, step| match step {
-                Some(field) => node
-                    .get("properties")
-                    .and_then(|properties| properties.get(*field))
-                    .or_else(|| node.get("additionalProperties").filter(|v| v.is_object())),
-                None => node.get("items"),
-            })
-        });
-        match in_schema {
-            Some(node) => match node.get("x-kubernetes-list-type").and_then(Value::as_str) {
-                Some("map") => ListType::Map(
-                    node.get("x-kubernetes-list-map-keys")
-                        .and_then(Value::as_array)
-                        .map(|keys| {
-                            keys.iter()
-                                .filter_map(|k| Some(k.as_str()?.to_owned()))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                ),
-                Some("set") => ListType::Set,
-                _ => ListType::Atomic,
-            },
-            None => match path {
-                [.., parent, Some(field)] => well_known_list(field, parent.is_none()),
-                [Some(field)] => well_known_list(field, false),
-                _ => ListType::Atomic,
-            },
-        }
+    /// The built-in type of the kind's objects, if it is a kind the API server has built in
+    /// (`io.k8s.api.apps.v1.Deployment`): what the fake knows of its fields, defaults and
+    /// lists (`built_in/`).
+    pub(super) fn built_in_type(&self) -> Option<Ty> {
+        let package = match self.group.as_str() {
+            "" => "io.k8s.api.core".to_owned(),
+            "apiextensions.k8s.io" => {
+                "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions".to_owned()
+            }
+            group if group.ends_with(".k8s.io") || !group.contains('.') => {
+                format!("io.k8s.api.{}", group.trim_end_matches(".k8s.io"))
+            }
+            _ => return None,
+        };
+        let name = format!("{package}.{}.{}", self.version, self.kind);
+        api_type(&name).map(Ty::Named)
     }
 }
 
@@ -286,13 +245,15 @@ impl super::errors::KindNames for Kind {
     fn kind(&self) -> &str {
         &self.kind
     }
+    fn plural(&self) -> &str {
+        &self.plural
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::Deployment;
     use k8s_openapi::api::core::v1::Namespace;
-    use serde_json::json;
 
     use super::*;
 
@@ -311,33 +272,11 @@ mod tests {
     }
 
     #[test]
-    fn list_types_from_the_schema_or_well_known() {
-        let mut kind = Kind::of::<Deployment>();
-        assert_eq!(
-            kind.list_type(&[Some("status"), Some("conditions")]),
-            ListType::Map(vec!["type".into()])
-        );
-        assert_eq!(
-            kind.list_type(&[Some("spec"), Some("args")]),
-            ListType::Atomic
-        );
-        kind.schema = Some(json!({
-            "properties": { "spec": { "properties": {
-                "items": { "type": "array", "x-kubernetes-list-type": "map",
-                           "x-kubernetes-list-map-keys": ["id"] },
-                "tags": { "type": "array", "x-kubernetes-list-type": "set" },
-                "conditions": { "type": "array" },
-            } } }
-        }));
-        let spec = |field| kind.list_type(&[Some("spec"), Some(field)]);
-        assert_eq!(spec("items"), ListType::Map(vec!["id".into()]));
-        assert_eq!(spec("tags"), ListType::Set);
-        // The schema says atomic (no list type): it wins over the well-known name.
-        assert_eq!(spec("conditions"), ListType::Atomic);
-        // Not in the schema: metadata.
-        assert_eq!(
-            kind.list_type(&[Some("metadata"), Some("finalizers")]),
-            ListType::Set
-        );
+    fn built_in_kinds_have_their_types() {
+        assert!(Kind::of::<Deployment>().built_in_type().is_some());
+        assert!(Kind::of::<Namespace>().built_in_type().is_some());
+        let mut custom = Kind::of::<Deployment>();
+        custom.group = "cache.example.com".to_owned();
+        assert!(custom.built_in_type().is_none());
     }
 }

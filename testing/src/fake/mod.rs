@@ -130,7 +130,11 @@
 //! strings (the crates for it are not dependencies of the runtime).
 
 mod admission;
+mod built_in;
 mod cel;
+mod cel_check;
+mod crd_validation;
+mod decode;
 mod errors;
 mod fields;
 mod formats;
@@ -138,10 +142,15 @@ mod http;
 mod https;
 mod kinds;
 mod metadata;
+mod names;
+mod patches;
+mod query;
 mod rbac;
+mod requests;
 mod schema;
 mod selector;
 mod store;
+mod strategy;
 mod typed;
 mod url_webhooks;
 
@@ -321,8 +330,12 @@ impl FakeApiServer {
     /// [`FakeApiServer::register_crd`].
     pub fn new() -> Self {
         let mut store = Store::new(Self::DEFAULT_WATCH_WINDOW);
-        for (kind, check, schema) in kinds::built_in() {
-            store.register_built_in(kind, check, schema);
+        for (kind, check) in kinds::built_in() {
+            store.register_built_in(kind, check);
+        }
+        // The namespaces of every cluster.
+        for namespace in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            store.ensure_namespace(namespace);
         }
         let state = State {
             store,
@@ -433,7 +446,9 @@ impl FakeApiServer {
         let store = &mut state.store;
         let resource = store::crd_resource();
         let caller = admin_caller(Scope::Main);
-        let stored = if store.get(&resource, None, &name).is_ok() {
+        let stored = if let Ok(live) = store.get(&resource, None, &name) {
+            // As `kubectl apply` replaces it: at the version it has.
+            value["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
             let write = Write {
                 caller,
                 edit: Edit::Replace(value),
@@ -659,7 +674,12 @@ impl FakeApiServer {
         let mut state = self.inner.lock();
         let store = &mut state.store;
         let caller = admin_caller(Scope::Whole);
-        let stored = if store.get(&resource, namespace.as_deref(), &name).is_ok() {
+        // Unlike a client's create, a put needs no namespace: it makes it.
+        if let Some(namespace) = &namespace {
+            store.ensure_namespace(namespace);
+        }
+        let stored = if let Ok(live) = store.get(&resource, namespace.as_deref(), &name) {
+            value["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
             let write = Write {
                 caller,
                 edit: Edit::Replace(value),
@@ -684,7 +704,8 @@ fn admin_caller(scope: Scope) -> Caller {
         scope,
         manager: PUT_MANAGER.to_owned(),
         dry_run: false,
-        strict: false,
+        validation: query::FieldValidation::Ignore,
+        duplicates: Vec::new(),
         user: User {
             name: admin.user().to_owned(),
             groups: admin.groups().to_vec(),

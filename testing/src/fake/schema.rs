@@ -250,6 +250,9 @@ impl<'v> Walk<'_, 'v> {
     }
 
     fn type_fits(&mut self, schema: &Value, at: &At, value: &Value) -> bool {
+        if let Some(fits) = self.format_decides_type(schema, at, value) {
+            return fits;
+        }
         let int_or_string = schema["x-kubernetes-int-or-string"] == true;
         let fits = match schema["type"].as_str() {
             _ if int_or_string => value.is_string() || is_integer(value),
@@ -280,6 +283,44 @@ impl<'v> Walk<'_, 'v> {
             );
         }
         fits
+    }
+
+    /// kube-openapi's type validator looks at a string `format` before the type: a value that
+    /// is neither a string nor an array, of another type than the schema's, is reported as not
+    /// of the format (`must be of type date-time: "int64"`, the value's Go format as the bad
+    /// value); a string or an array under a non-numeric schema with a format passes the type
+    /// check whatever the type. `None` where the format decides nothing.
+    fn format_decides_type(&mut self, schema: &Value, at: &At, value: &Value) -> Option<bool> {
+        let format = schema["format"]
+            .as_str()
+            .filter(|format| super::formats::is_supported(format))?;
+        let declared = schema["type"].as_str().unwrap_or_default();
+        let numeric = matches!(declared, "integer" | "number");
+        match value {
+            Value::Null => None,
+            Value::String(_) | Value::Array(_) => (!numeric).then_some(true),
+            _ if declared == type_name(value)
+                || (declared == "integer" && is_integer(value))
+                || (declared == "number" && value.is_number()) =>
+            {
+                None
+            }
+            _ => {
+                // The format of the value as Go decoded it (kube-openapi's `schemaInfoForType`).
+                let actual = match value {
+                    Value::Number(number) if number.is_i64() || number.is_u64() => "int64",
+                    Value::Number(_) => "double",
+                    _ => "",
+                };
+                let detail = format!(
+                    "{} in body must be of type {format}: \"{actual}\"",
+                    at.field
+                );
+                let bad = Some(Value::String(actual.to_owned()));
+                self.error(ErrorType::TypeInvalid, at, bad, detail);
+                Some(false)
+            }
+        }
     }
 
     fn number(&mut self, schema: &Value, at: &At, value: &Value) {

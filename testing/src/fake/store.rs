@@ -5,8 +5,10 @@
 //! the API server does with CustomResourceDefinitions in `store/crds.rs`.
 
 mod crds;
+mod namespaces;
 mod pods;
 mod versions;
+mod writes;
 
 pub(super) use crds::crd_resource;
 
@@ -14,8 +16,6 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use http::StatusCode;
-use json_patch::PatchOperation;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
@@ -24,13 +24,13 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use kube::core::admission::Operation;
-
 use super::admission::{Request, User, Webhooks};
 use super::errors::{ApiError, FieldError};
 use super::fields::{Managers, Scope};
 use super::kinds::{Kind, ResourceKey};
-use super::metadata::{self, NameRule};
+use super::metadata;
+use super::names::NameRule;
+use super::query::FieldValidation;
 use super::schema::Schema;
 use super::selector::Selector;
 use super::typed;
@@ -148,8 +148,10 @@ fn event_line(type_: &str, object: &Value) -> Bytes {
 pub(super) enum Edit {
     /// `PUT`: the whole object.
     Replace(Value),
-    /// A JSON merge patch (RFC 7386); strategic merge patches are taken as merge patches.
+    /// A JSON merge patch (RFC 7386).
     Merge(Value),
+    /// A strategic merge patch (built-in kinds only).
+    Strategic(Value),
     /// A JSON patch (RFC 6902).
     Json(json_patch::Patch),
     /// A server-side apply.
@@ -165,8 +167,10 @@ pub(super) struct Caller {
     pub(super) manager: String,
     /// `dryRun`: everything is checked, nothing is stored.
     pub(super) dry_run: bool,
-    /// `fieldValidation=Strict`: unknown fields are an error instead of being dropped.
-    pub(super) strict: bool,
+    /// `fieldValidation`: whether unknown and duplicate fields are an error.
+    pub(super) validation: FieldValidation,
+    /// The fields the request's body gave twice (`spec.size`), found when it was read.
+    pub(super) duplicates: Vec<String>,
     /// The user, as admission webhooks see it.
     pub(super) user: User,
 }
@@ -181,8 +185,6 @@ pub(super) struct Write {
 pub(super) struct Enforcement {
     /// The schema of a custom resource: pruning, defaults, validation and CEL rules.
     schema: Option<Arc<Schema>>,
-    /// The schema of a built-in kind's Rust type (validation only), made when first needed.
-    built_in_schema: Option<fn() -> Arc<Schema>>,
     /// The Rust type of a built-in kind.
     typed: Option<typed::Check>,
     /// Which names its objects may have.
@@ -235,16 +237,10 @@ impl Store {
         store
     }
 
-    /// Serves a built-in kind, checked against its Rust type with `check` and `schema`.
-    pub(super) fn register_built_in(
-        &mut self,
-        kind: Kind,
-        check: typed::Check,
-        schema: fn() -> Arc<Schema>,
-    ) {
+    /// Serves a built-in kind, checked against its Rust type with `check`.
+    pub(super) fn register_built_in(&mut self, kind: Kind, check: typed::Check) {
         let enforcement = Enforcement {
             schema: None,
-            built_in_schema: Some(schema),
             typed: Some(check),
             names: NameRule::of(&kind.group, &kind.kind),
         };
@@ -280,7 +276,6 @@ impl Store {
         }
         let enforcement = Enforcement {
             schema,
-            built_in_schema: None,
             typed: None,
             names: NameRule::of(&kind.group, &kind.kind),
         };
@@ -417,9 +412,18 @@ impl Store {
             metadata["continue"] = json!(format!("{revision}/{namespace}/{name}"));
             metadata["remainingItemCount"] = json!(selected.len() - page.len());
         }
+        // The items of a built-in kind's list are Go structs without their type.
+        let typed = kind.built_in_type().is_some();
         let items = page
             .iter()
-            .map(|(_, object)| self.convert(resource, object))
+            .map(|(_, object)| {
+                let mut item = self.convert(resource, object)?;
+                if let (true, Some(fields)) = (typed, item.as_object_mut()) {
+                    fields.remove("apiVersion");
+                    fields.remove("kind");
+                }
+                Ok(item)
+            })
             .collect::<Result<Vec<Value>, ApiError>>()?;
         Ok(json!({
             "apiVersion": kind.api_version(),
@@ -486,78 +490,6 @@ impl Store {
         Ok(receiver)
     }
 
-    /// Creates an object in `namespace` (for a namespaced kind) for `caller`. Its scope is
-    /// [`Scope::Main`] for clients (a status subresource's `status` is dropped) and
-    /// [`Scope::Whole`] for the fake's own writes.
-    pub(super) fn create(
-        &mut self,
-        resource: &ResourceKey,
-        namespace: Option<&str>,
-        mut object: Value,
-        caller: &Caller,
-    ) -> Result<Value, ApiError> {
-        let (scope, manager, dry_run) = (caller.scope, caller.manager.as_str(), caller.dry_run);
-        let kind = self.kind(resource)?;
-        check_type(&kind, &mut object)?;
-        let metadata = object_field(&mut object, "metadata");
-        match (
-            kind.namespaced,
-            metadata.get("namespace").and_then(Value::as_str),
-        ) {
-            (true, Some(given)) if Some(given) != namespace => {
-                return Err(ApiError::bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request",
-                ));
-            }
-            (true, _) => {
-                metadata.insert("namespace".into(), json!(namespace.unwrap_or("default")));
-            }
-            (false, _) => {
-                metadata.remove("namespace");
-            }
-        }
-        let name = match metadata.get("name").and_then(Value::as_str) {
-            Some(name) if !name.is_empty() => name.to_owned(),
-            _ => match metadata.get("generateName").and_then(Value::as_str) {
-                Some(prefix) if !prefix.is_empty() => {
-                    self.serial += 1;
-                    format!("{prefix}{:05x}", self.serial & 0xfffff)
-                }
-                _ => {
-                    return Err(ApiError::invalid(
-                        &kind,
-                        "",
-                        "metadata.name: Required value: name or generateName is required",
-                    ));
-                }
-            },
-        };
-        metadata.insert("name".into(), json!(name));
-        let namespace = kind.namespaced.then(|| namespace.unwrap_or("default"));
-        let key = object_key(namespace, &name);
-        if self.stored(resource, &key).is_some() {
-            return Err(ApiError::already_exists(&kind, &name));
-        }
-        if kind.status_subresource
-            && scope == Scope::Main
-            && let Some(fields) = object.as_object_mut()
-        {
-            fields.remove("status");
-        }
-        let request = Request {
-            operation: Operation::Create,
-            user: &caller.user,
-            name: &name,
-            namespace,
-            dry_run,
-        };
-        let mut object = self.admit(&kind, caller, &request, object, None)?;
-        self.prepare_crd(&kind, scope, &mut object, None)?;
-        let mut managers = Managers::default();
-        managers.record_update(&kind, scope, manager, None, &object);
-        self.insert_new(&kind, key, object, managers, dry_run)
-    }
-
     /// Sets what the API server sets on a new object, and stores it in the storage version;
     /// returns it in the version of `kind`.
     fn insert_new(
@@ -583,247 +515,19 @@ impl Store {
             json!(format!("00000000-0000-4000-8000-{:012x}", self.serial)),
         );
         metadata.insert("creationTimestamp".into(), now());
-        metadata.insert("generation".into(), json!(1));
         if dry_run {
+            writes::render_managers(&mut object, &managers);
             return Ok(object);
         }
         let object = self.to_storage(kind, object)?;
+        let name = key.1.clone();
         let stored = self.commit(kind, key, object, managers, None);
         self.served_crd(kind, &stored);
-        self.convert(&kind.resource(), &stored)
-    }
-
-    /// Changes the object `name` as `write` says, and returns the answer's status (`201
-    /// Created` when an apply created it) and the object as stored. A write that changes nothing stores nothing: the
-    /// resource version stays, and watches see nothing.
-    pub(super) fn write(
-        &mut self,
-        resource: &ResourceKey,
-        namespace: Option<&str>,
-        name: &str,
-        write: Write,
-    ) -> Result<(StatusCode, Value), ApiError> {
-        let kind = self.kind(resource)?;
-        let key = object_key(namespace, name);
-        let Write { caller, edit } = write;
-        let (scope, manager, dry_run) = (caller.scope, caller.manager.clone(), caller.dry_run);
-        let Some(stored) = self.stored(resource, &key) else {
-            return match edit {
-                // An apply that names a `uid` is about that object: it does not create another.
-                Edit::Apply { config, .. } if has_uid(&config) => {
-                    Err(uid_conflict(&kind, name, &config, &Value::Null))
-                }
-                Edit::Apply { config, force } if scope == Scope::Main => {
-                    let object = self.create_by_apply(&kind, key, &caller, &config, force)?;
-                    Ok((StatusCode::CREATED, object))
-                }
-                _ => Err(ApiError::not_found(&kind, name)),
-            };
-        };
-        let stored_live = stored.value.clone();
-        let live = self.convert(resource, &stored_live)?;
-        let before = stored.managers.clone();
-        let mut managers = before.clone();
-        let object = match edit {
-            Edit::Apply { config, force } => {
-                check_config(&kind, name, &config)?;
-                check_resource_version(&kind, name, &config, &live)?;
-                check_uid(&kind, name, &config, &live)?;
-                let mut object = managers
-                    .apply(&kind, scope, &manager, &live, &config, force)
-                    .map_err(|conflicts| {
-                        let fields: Vec<String> = conflicts
-                            .iter()
-                            .map(|c| format!("conflict with \"{}\": {}", c.manager, c.field))
-                            .collect();
-                        let why = format!(
-                            "Apply failed with {} conflict{}: {}",
-                            conflicts.len(),
-                            if conflicts.len() == 1 { "" } else { "s" },
-                            fields.join(", ")
-                        );
-                        ApiError::conflict(&kind, name, &why)
-                    })?;
-                keep_system_metadata(&live, &mut object)?;
-                object
-            }
-            edit => {
-                let object = match edit {
-                    Edit::Replace(mut object) => {
-                        check_type(&kind, &mut object)?;
-                        object
-                    }
-                    Edit::Merge(patch) => {
-                        let mut object = live.clone();
-                        json_patch::merge(&mut object, &patch);
-                        object
-                    }
-                    Edit::Json(patch) => json_patch(&live, &patch)
-                        .map_err(|error| ApiError::invalid(&kind, name, &error))?,
-                    Edit::Apply { .. } => unreachable!("handled above"),
-                };
-                check_resource_version(&kind, name, &object, &live)?;
-                check_uid(&kind, name, &object, &live)?;
-                let mut object = scoped(&kind, scope, &live, object);
-                keep_system_metadata(&live, &mut object)?;
-                managers.record_update(&kind, scope, &manager, Some(&live), &object);
-                object
-            }
-        };
-
-        let request = Request {
-            operation: Operation::Update,
-            user: &caller.user,
-            name,
-            namespace,
-            dry_run,
-        };
-        let mut object = self.admit(&kind, &caller, &request, object, Some(&live))?;
-        self.prepare_crd(&kind, scope, &mut object, Some(&live))?;
-        if live["metadata"]["deletionTimestamp"].is_string() {
-            let old = finalizers(&live);
-            if finalizers(&object).iter().any(|f| !old.contains(f)) {
-                return Err(ApiError::invalid(
-                    &kind,
-                    name,
-                    "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted",
-                ));
-            }
+        let answer = self.convert(&kind.resource(), &stored)?;
+        if kind.resource() == crd_resource() {
+            self.establish_crd(&name);
         }
-        if desired_state(&kind, &object) != desired_state(&kind, &live) {
-            let generation = live["metadata"]["generation"].as_i64().unwrap_or(0);
-            object["metadata"]["generation"] = json!(generation + 1);
-        }
-        // As the API server compares the object it would store with the one stored, byte for
-        // byte in the storage version: a write that changes nothing is not stored, but the same
-        // object is when it is stored in another version than the storage version (this is what
-        // storage version migrations rely on).
-        if without_managed_fields(&object) == without_managed_fields(&live)
-            && managers.same_as(&before)
-            && self.in_storage_version(resource, &stored_live)
-        {
-            return Ok((StatusCode::OK, live));
-        }
-        if dry_run {
-            return Ok((StatusCode::OK, object));
-        }
-        let object = self.to_storage(&kind, object)?;
-        let stored = self.commit(&kind, key, object, managers, Some(stored_live));
-        self.served_crd(&kind, &stored);
-        Ok((StatusCode::OK, self.convert(resource, &stored)?))
-    }
-
-    /// A server-side apply to an object that does not exist yet creates it.
-    fn create_by_apply(
-        &mut self,
-        kind: &Kind,
-        key: ObjectKey,
-        caller: &Caller,
-        config: &Value,
-        force: bool,
-    ) -> Result<Value, ApiError> {
-        let (manager, dry_run) = (caller.manager.as_str(), caller.dry_run);
-        let (namespace, name) = &key;
-        check_config(kind, name, config)?;
-        let mut skeleton = json!({
-            "apiVersion": kind.api_version(),
-            "kind": kind.kind,
-            "metadata": { "name": name },
-        });
-        if kind.namespaced {
-            skeleton["metadata"]["namespace"] = json!(namespace);
-        }
-        let mut managers = Managers::default();
-        let object = managers
-            .apply(kind, Scope::Main, manager, &skeleton, config, force)
-            .expect("nobody else owns fields of a new object");
-        let request = Request {
-            operation: Operation::Create,
-            user: &caller.user,
-            name,
-            namespace: kind.namespaced.then_some(namespace.as_str()),
-            dry_run,
-        };
-        let mut object = self.admit(kind, caller, &request, object, None)?;
-        self.prepare_crd(kind, Scope::Main, &mut object, None)?;
-        self.insert_new(kind, key, object, managers, dry_run)
-    }
-
-    /// Deletes an object: at once without finalizers (then its dependents too, unless
-    /// orphaned), or by setting its `deletionTimestamp` until its finalizers are gone. A client's
-    /// delete (with its `user`; the garbage collector has none here) goes through the validating
-    /// webhooks registered for deletes.
-    pub(super) fn delete(
-        &mut self,
-        resource: &ResourceKey,
-        namespace: Option<&str>,
-        name: &str,
-        options: &Value,
-        dry_run: bool,
-        user: Option<&User>,
-    ) -> Result<Value, ApiError> {
-        let kind = self.kind(resource)?;
-        let key = object_key(namespace, name);
-        let Some(stored) = self.stored(resource, &key) else {
-            return Err(ApiError::not_found(&kind, name));
-        };
-        let stored_live = stored.value.clone();
-        let managers = stored.managers.clone();
-        let live = self.convert(resource, &stored_live)?;
-        for (precondition, field) in [("uid", "uid"), ("resourceVersion", "resourceVersion")] {
-            if let Some(expected) = options["preconditions"][precondition].as_str()
-                && live["metadata"][field].as_str() != Some(expected)
-            {
-                let why = format!(
-                    "Precondition failed: {precondition} in precondition: {expected}, {precondition} in object meta: {}",
-                    live["metadata"][field].as_str().unwrap_or_default()
-                );
-                return Err(ApiError::conflict(&kind, name, &why));
-            }
-        }
-        if let Some(user) = user {
-            let request = Request {
-                operation: Operation::Delete,
-                user,
-                name,
-                namespace,
-                dry_run,
-            };
-            let remote = self.url_webhooks::<ValidatingWebhookConfiguration>();
-            self.webhooks
-                .validate(&kind, &request, None, Some(&live), &remote)?;
-        }
-        if !finalizers(&live).is_empty() {
-            if live["metadata"]["deletionTimestamp"].is_string() {
-                return Ok(live);
-            }
-            let mut object = live.clone();
-            object["metadata"]["deletionTimestamp"] = now();
-            object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-            if dry_run {
-                return Ok(object);
-            }
-            let object = self.to_storage(&kind, object)?;
-            let stored = self.commit(&kind, key, object, managers, Some(stored_live));
-            return self.convert(resource, &stored);
-        }
-        let orphan =
-            options["propagationPolicy"] == "Orphan" || options["orphanDependents"] == true;
-        if !dry_run {
-            self.remove(&kind, &key, orphan);
-        }
-        Ok(json!({
-            "apiVersion": "v1",
-            "kind": "Status",
-            "metadata": {},
-            "status": "Success",
-            "details": {
-                "name": name,
-                "group": kind.group,
-                "kind": kind.plural,
-                "uid": live["metadata"]["uid"],
-            },
-        }))
+        Ok(answer)
     }
 
     /// Stores `object` (in the storage version: [`Store::to_storage`]) at a new resource version
@@ -843,10 +547,15 @@ impl Store {
         if managers.is_empty() {
             metadata.remove("managedFields");
         } else {
-            metadata.insert("managedFields".into(), managers.render(&kind.api_version()));
+            metadata.insert("managedFields".into(), managers.render());
         }
         let resource = kind.resource().storage();
-        if object["metadata"]["deletionTimestamp"].is_string() && finalizers(&object).is_empty() {
+        let held = !finalizers(&object).is_empty()
+            || (namespaces::is_namespace(kind)
+                && object["spec"]["finalizers"]
+                    .as_array()
+                    .is_some_and(|f| !f.is_empty()));
+        if object["metadata"]["deletionTimestamp"].is_string() && !held {
             self.objects
                 .entry(resource.clone())
                 .or_default()
@@ -854,13 +563,16 @@ impl Store {
             self.record(Change {
                 revision: self.revision,
                 resource,
-                namespace: key.0,
+                namespace: key.0.clone(),
                 kind: ChangeKind::Deleted,
                 object: object.clone(),
                 previous: None,
             });
             if let Some(uid) = object["metadata"]["uid"].as_str() {
                 self.collect_garbage(uid);
+            }
+            if !key.0.is_empty() {
+                self.release_namespace(&key.0);
             }
             return object;
         }
@@ -906,6 +618,9 @@ impl Store {
         });
         if let (false, Some(uid)) = (orphan, object["metadata"]["uid"].as_str()) {
             self.collect_garbage(uid);
+        }
+        if !key.0.is_empty() {
+            self.release_namespace(&key.0);
         }
     }
 
@@ -1015,7 +730,8 @@ impl Store {
                 scope: Scope::Status,
                 manager: DEPLOYMENT_CONTROLLER.to_owned(),
                 dry_run: false,
-                strict: false,
+                validation: FieldValidation::Ignore,
+                duplicates: Vec::new(),
                 user: User {
                     name: "system:serviceaccount:kube-system:deployment-controller".to_owned(),
                     groups: vec!["system:serviceaccounts".to_owned()],
@@ -1032,10 +748,10 @@ impl Store {
 
 impl Store {
     /// What the API server does with an object between decoding a write and storing it: drop
-    /// unknown fields and set defaults (custom resources), call the mutating webhooks (then
-    /// prune and default again), validate (schema and CEL rules, or the built-in kind's type,
-    /// and the metadata), call the validating webhooks. Writes to the status subresource call
-    /// no webhook. Returns the object to store.
+    /// unknown fields and set defaults, call the mutating webhooks (then prune and default
+    /// again), `prepare` it as the kind's strategy does, validate (the metadata; the schema and
+    /// CEL rules, or the built-in kind's type and rules), call the validating webhooks. Writes
+    /// to the status subresource call no webhook. Returns the object to store.
     fn admit(
         &self,
         kind: &Kind,
@@ -1043,22 +759,32 @@ impl Store {
         request: &Request,
         mut object: Value,
         old: Option<&Value>,
+        prepare: &mut dyn FnMut(&mut Value),
     ) -> Result<Value, ApiError> {
         let Some(enforcement) = self.enforcement.get(&kind.resource()).cloned() else {
+            prepare(&mut object);
             return Ok(object);
         };
         let calls_webhooks = caller.scope != Scope::Status;
-        self.complete(kind, &enforcement, &mut object, caller.strict)?;
+        complete(kind, &enforcement, &mut object, caller)?;
         if calls_webhooks {
             let remote = self.url_webhooks::<MutatingWebhookConfiguration>();
             if self
                 .webhooks
                 .mutate(kind, request, &mut object, old, &remote)?
             {
-                self.complete(kind, &enforcement, &mut object, false)?;
+                let lenient = Caller {
+                    validation: FieldValidation::Ignore,
+                    duplicates: Vec::new(),
+                    ..caller.clone()
+                };
+                complete(kind, &enforcement, &mut object, &lenient)?;
             }
         }
-        let errors = validate(kind, &enforcement, &object, old)?;
+        // The kind's strategy prepares the object between the mutating webhooks and the
+        // validation.
+        prepare(&mut object);
+        let errors = validate(kind, &enforcement, &object, old, caller.scope)?;
         if !errors.is_empty() {
             return Err(ApiError::invalid_fields(kind, request.name, &errors));
         }
@@ -1068,6 +794,41 @@ impl Store {
                 .validate(kind, request, Some(&object), old, &remote)?;
         }
         Ok(object)
+    }
+
+    /// Completes `object` as the API server decodes a write's body: unknown fields dropped (or
+    /// refused), defaults set.
+    fn decode(&self, kind: &Kind, caller: &Caller, object: &mut Value) -> Result<(), ApiError> {
+        match self.enforcement.get(&kind.resource()) {
+            Some(enforcement) => complete(kind, enforcement, object, caller),
+            None => Ok(()),
+        }
+    }
+
+    /// Completes a patched object as the API server decodes it; under `fieldValidation=Strict`,
+    /// fields the kind does not know refuse the patch as the API server words it: `422`, the
+    /// patched object and the strict decoding error.
+    fn decode_patched(
+        &self,
+        kind: &Kind,
+        caller: &Caller,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        let Some(enforcement) = self.enforcement.get(&kind.resource()) else {
+            return Ok(());
+        };
+        let patched = object.to_string();
+        let unknown = complete_leniently(kind, enforcement, object);
+        if caller.validation != FieldValidation::Strict || unknown.is_empty() {
+            return Ok(());
+        }
+        let error = FieldError::new(
+            super::errors::ErrorType::Invalid,
+            "patch",
+            Some(Value::String(patched)),
+            strict_error(&[], &unknown),
+        );
+        Err(ApiError::invalid_field(&super::errors::NoKind, "", error))
     }
 
     /// The webhooks registered by URL in the stored configurations of kind `C` (mutating or
@@ -1080,61 +841,128 @@ impl Store {
         let resource = Kind::of::<C>().resource();
         UrlWebhook::of_configurations(self.objects_in(&resource, None).map(|(_, object)| object))
     }
-
-    /// Prunes and defaults a custom resource as the API server decodes it; with `strict`
-    /// (`fieldValidation=Strict`), an unknown field is an error instead.
-    fn complete(
-        &self,
-        kind: &Kind,
-        enforcement: &Enforcement,
-        object: &mut Value,
-        strict: bool,
-    ) -> Result<(), ApiError> {
-        let Some(schema) = &enforcement.schema else {
-            return Ok(());
-        };
-        let pruned = schema.prune(object);
-        if strict && !pruned.is_empty() {
-            let unknown: Vec<String> = pruned
-                .iter()
-                .map(|field| format!("unknown field \"{field}\""))
-                .collect();
-            return Err(ApiError::bad_request(format!(
-                "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
-                kind.kind,
-                kind.version,
-                kind.kind,
-                unknown.join(", ")
-            )));
-        }
-        schema.default(object);
-        Ok(())
-    }
 }
 
-/// The field errors of `object` (`old` before an update): its schema's or its type's, and its
-/// metadata's; or the API server's refusal of a body that does not decode.
+/// Completes an object as the API server decodes it: the fields its kind does not know
+/// dropped (an error with `fieldValidation=Strict`, as are fields given twice), then its
+/// defaults set; a built-in kind's object gets the empty fields Go writes.
+fn complete(
+    kind: &Kind,
+    enforcement: &Enforcement,
+    object: &mut Value,
+    caller: &Caller,
+) -> Result<(), ApiError> {
+    let unknown = complete_leniently(kind, enforcement, object);
+    if caller.validation == FieldValidation::Strict
+        && (!unknown.is_empty() || !caller.duplicates.is_empty())
+    {
+        return Err(ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {}",
+            kind.kind,
+            kind.version,
+            kind.kind,
+            strict_error(&caller.duplicates, &unknown)
+        )));
+    }
+    Ok(())
+}
+
+/// `strict decoding error: duplicate field "spec.size", unknown field "spec.colour"`.
+pub(super) fn strict_error(duplicates: &[String], unknown: &[String]) -> String {
+    let errors: Vec<String> = duplicates
+        .iter()
+        .map(|field| format!("duplicate field \"{field}\""))
+        .chain(
+            unknown
+                .iter()
+                .map(|field| format!("unknown field \"{field}\"")),
+        )
+        .collect();
+    format!("strict decoding error: {}", errors.join(", "))
+}
+
+/// [`complete`] without the strictness: returns the unknown fields it dropped.
+fn complete_leniently(kind: &Kind, enforcement: &Enforcement, object: &mut Value) -> Vec<String> {
+    let mut unknown = Vec::new();
+    if let Some(metadata) = object.get_mut("metadata") {
+        let meta = super::built_in::types::Ty::parse(OBJECT_META);
+        super::built_in::types::prune_unknown(meta, metadata, "metadata", &mut unknown);
+    }
+    let built_in = kind.built_in_type();
+    match (&enforcement.schema, built_in) {
+        (Some(schema), _) => unknown.extend(schema.prune(object)),
+        (None, Some(ty)) => super::built_in::types::prune_unknown(ty, object, "", &mut unknown),
+        (None, None) => {}
+    }
+    if let Some(schema) = &enforcement.schema {
+        schema.default(object);
+    }
+    match built_in {
+        Some(ty) => {
+            super::built_in::defaults::apply(ty, object);
+            super::built_in::types::as_go_writes(ty, object);
+        }
+        // Every kind's metadata is Go's ObjectMeta.
+        None => {
+            if let Some(metadata) = object.get_mut("metadata") {
+                let meta = super::built_in::types::Ty::parse(OBJECT_META);
+                super::built_in::types::as_go_writes(meta, metadata);
+            }
+        }
+    }
+    unknown
+}
+
+/// The type of every object's `metadata`.
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// The field errors of `object` (`old` before an update): its metadata's, then its schema's
+/// (and CEL rules') or its built-in kind's; or the API server's refusal of a body that does not
+/// decode as its type.
 fn validate(
     kind: &Kind,
     enforcement: &Enforcement,
     object: &Value,
     old: Option<&Value>,
+    scope: Scope,
 ) -> Result<Vec<FieldError>, ApiError> {
-    let mut errors = metadata::validate(object, enforcement.names);
-    if let Some(check) = enforcement.typed
-        && let Err(message) = check(object)
-    {
+    let undecodable = super::built_in::validation::decode_error(kind, object);
+    if let Some(message) = undecodable.or_else(|| {
+        let check = enforcement.typed?;
+        check(&typed::decoded(object)).err()
+    }) {
         return Err(ApiError::bad_request(format!(
             "{} in version \"{}\" cannot be handled as a {}: {message}",
             kind.kind, kind.version, kind.kind
         )));
     }
+    let mut errors = match old {
+        None => metadata::validate_create(object, enforcement.names, kind.namespaced),
+        // The API server checks the metadata of an update twice: as every kind's (the common
+        // fields), then as the kind's strategy.
+        Some(old) => {
+            let update = metadata::validate_update(object, old);
+            let mut errors =
+                metadata::validate_create(object, NameRule::PathSegment, kind.namespaced);
+            errors.extend(update.iter().cloned());
+            errors.extend(update);
+            errors
+        }
+    };
     if let Some(schema) = &enforcement.schema {
         errors.extend(schema.validate(object, old));
     }
-    if let Some(schema) = enforcement.built_in_schema {
+    // A write to a built-in kind's status is checked by its status strategy (metadata only,
+    // here). A null member is the field's zero value, as the API server decodes a built-in kind
+    // into its Go type.
+    if kind.built_in_type().is_some() && scope != Scope::Status {
         let old = old.map(typed::decoded);
-        errors.extend(schema().validate(&typed::decoded(object), old.as_deref()));
+        let object = typed::decoded(object);
+        errors.extend(super::built_in::validation::validate(
+            kind,
+            &object,
+            old.as_deref(),
+        ));
     }
     Ok(errors)
 }
@@ -1176,192 +1004,4 @@ fn finalizers(object: &Value) -> Vec<&str> {
         .flatten()
         .filter_map(Value::as_str)
         .collect()
-}
-
-/// A body must be an object of the URL's kind; `apiVersion` and `kind` are filled in if missing.
-fn check_type(kind: &Kind, object: &mut Value) -> Result<(), ApiError> {
-    let Some(fields) = object.as_object_mut() else {
-        return Err(ApiError::bad_request("the body is not a JSON object"));
-    };
-    for (field, expected) in [
-        ("apiVersion", kind.api_version()),
-        ("kind", kind.kind.clone()),
-    ] {
-        match fields.get(field).and_then(Value::as_str) {
-            None | Some("") => {
-                fields.insert(field.to_owned(), json!(expected));
-            }
-            Some(given) if given != expected => {
-                return Err(ApiError::bad_request(format!(
-                    "{field} {given:?} does not match the URL's {expected:?}"
-                )));
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(())
-}
-
-/// An applied configuration must name its type, and may name only its own object.
-fn check_config(kind: &Kind, name: &str, config: &Value) -> Result<(), ApiError> {
-    if !config.is_object() {
-        return Err(ApiError::bad_request(
-            "the applied configuration is not an object",
-        ));
-    }
-    for (field, expected) in [
-        ("apiVersion", kind.api_version()),
-        ("kind", kind.kind.clone()),
-    ] {
-        if config[field].as_str() != Some(expected.as_str()) {
-            return Err(ApiError::bad_request(format!(
-                "{field} must be {expected:?} in an applied configuration"
-            )));
-        }
-    }
-    match config["metadata"]["name"].as_str() {
-        Some(given) if !given.is_empty() && given != name => Err(ApiError::bad_request(format!(
-            "the name of the object ({given}) does not match the name on the URL ({name})"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// A write that names a `resourceVersion` requires the object to be at that version.
-fn check_resource_version(
-    kind: &Kind,
-    name: &str,
-    object: &Value,
-    live: &Value,
-) -> Result<(), ApiError> {
-    match object["metadata"]["resourceVersion"].as_str() {
-        Some(version)
-            if !version.is_empty()
-                && Some(version) != live["metadata"]["resourceVersion"].as_str() =>
-        {
-            Err(ApiError::conflict(
-                kind,
-                name,
-                "the object has been modified; please apply your changes to the latest version and try again",
-            ))
-        }
-        _ => Ok(()),
-    }
-}
-
-fn has_uid(object: &Value) -> bool {
-    object["metadata"]["uid"]
-        .as_str()
-        .is_some_and(|uid| !uid.is_empty())
-}
-
-/// A write that names a `uid` requires the object to have it (the API server's precondition).
-fn check_uid(kind: &Kind, name: &str, object: &Value, live: &Value) -> Result<(), ApiError> {
-    if has_uid(object) && object["metadata"]["uid"] != live["metadata"]["uid"] {
-        return Err(uid_conflict(kind, name, object, live));
-    }
-    Ok(())
-}
-
-fn uid_conflict(kind: &Kind, name: &str, object: &Value, live: &Value) -> ApiError {
-    let why = format!(
-        "Precondition failed: UID in precondition: {}, UID in object meta: {}",
-        object["metadata"]["uid"].as_str().unwrap_or_default(),
-        live["metadata"]["uid"].as_str().unwrap_or_default()
-    );
-    ApiError::conflict(kind, name, &why)
-}
-
-/// What a write of `scope` may change: with a status subresource, writes to the object keep
-/// the live status, and writes to the status keep everything else.
-fn scoped(kind: &Kind, scope: Scope, live: &Value, object: Value) -> Value {
-    let with_status_of = |mut target: Value, source: &Value| {
-        if let Some(fields) = target.as_object_mut() {
-            match source.get("status") {
-                Some(status) => fields.insert("status".to_owned(), status.clone()),
-                None => fields.remove("status"),
-            };
-        }
-        target
-    };
-    match scope {
-        _ if !kind.status_subresource => object,
-        Scope::Whole => object,
-        Scope::Main => with_status_of(object, live),
-        Scope::Status => with_status_of(live.clone(), &object),
-    }
-}
-
-/// Puts back the metadata that only the API server sets, and refuses a new name or namespace.
-fn keep_system_metadata(live: &Value, object: &mut Value) -> Result<(), ApiError> {
-    for field in ["apiVersion", "kind"] {
-        object[field] = live[field].clone();
-    }
-    let metadata = object_field(object, "metadata");
-    for field in ["name", "namespace"] {
-        if let Some(given) = metadata.get(field).and_then(Value::as_str)
-            && !given.is_empty()
-            && Some(given) != live["metadata"][field].as_str()
-        {
-            return Err(ApiError::bad_request(format!(
-                "metadata.{field} cannot change"
-            )));
-        }
-    }
-    for field in [
-        "name",
-        "namespace",
-        "uid",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "generation",
-        "resourceVersion",
-    ] {
-        match live["metadata"].get(field) {
-            Some(value) => metadata.insert(field.to_owned(), value.clone()),
-            None => metadata.remove(field),
-        };
-    }
-    metadata.remove("managedFields");
-    Ok(())
-}
-
-/// What `metadata.generation` counts changes of: everything but `metadata`, and but `status`
-/// with a status subresource.
-fn desired_state(kind: &Kind, object: &Value) -> Value {
-    let mut state = object.clone();
-    if let Some(fields) = state.as_object_mut() {
-        fields.remove("metadata");
-        if kind.status_subresource {
-            fields.remove("status");
-        }
-    }
-    state
-}
-
-fn without_managed_fields(object: &Value) -> Value {
-    let mut object = object.clone();
-    if let Some(metadata) = object["metadata"].as_object_mut() {
-        metadata.remove("managedFields");
-    }
-    object
-}
-
-/// Applies a JSON patch as the API server does, which differs from RFC 6902 (and the
-/// `json-patch` crate) in one place that kube's finalizer helper relies on: a `test` for `null`
-/// succeeds when the path does not exist.
-fn json_patch(live: &Value, patch: &json_patch::Patch) -> Result<Value, String> {
-    let mut object = live.clone();
-    for operation in &patch.0 {
-        if let PatchOperation::Test(test) = operation
-            && test.value.is_null()
-            && object.pointer(test.path.as_str()).is_none()
-        {
-            continue;
-        }
-        json_patch::patch(&mut object, std::slice::from_ref(operation))
-            .map_err(|error| error.to_string())?;
-    }
-    Ok(object)
 }

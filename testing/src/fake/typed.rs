@@ -1,14 +1,10 @@
 //! The built-in kinds checked against k8s-openapi's Rust types, which follow the API's OpenAPI
 //! schema: a field of the wrong type is refused as the API server refuses a body it cannot
-//! decode (`400 BadRequest`); the required fields and formats are checked against the OpenAPI
-//! schema of the type (k8s-openapi's `JsonSchema`), a missing one refused as an invalid object
-//! (`422 Invalid`, `<field>: Required value`). The API server's further validation of built-in
-//! kinds (value ranges, cross-field rules) is not reproduced.
+//! decode (`400 BadRequest`). The API server's validation of the kinds is `built_in/
+//! validation.rs`'s.
 
 use std::borrow::Cow;
 
-use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -29,8 +25,8 @@ pub(super) fn check<K: DeserializeOwned>(object: &Value) -> Result<(), String> {
     }
 }
 
-/// `object` as the API server decodes a built-in kind into its Go type, for the checks of its
-/// schema: a `null` member is the field's zero value, as if it were absent. The kubelet writes
+/// `object` as the API server decodes a built-in kind into its Go type, for its checks
+/// (the type check and validation): a `null` member is the field's zero value, as if absent. The kubelet writes
 /// `lastProbeTime: null` in every pod condition, and a JSON merge patch keeps the nulls inside a
 /// list it replaces; only a CRD's schema refuses a `null` that is not `nullable`.
 pub(super) fn decoded(object: &Value) -> Cow<'_, Value> {
@@ -57,15 +53,6 @@ pub(super) fn decoded(object: &Value) -> Cow<'_, Value> {
     let mut object = object.clone();
     strip(&mut object);
     Cow::Owned(object)
-}
-
-/// The OpenAPI v3 schema of `K`, inlined (no `$ref`s) as a CRD's schema is.
-pub(super) fn schema<K: JsonSchema>() -> Value {
-    let schema = SchemaSettings::openapi3()
-        .with(|settings| settings.inline_subschemas = true)
-        .into_generator()
-        .into_root_schema_for::<K>();
-    serde_json::to_value(schema).expect("schemas serialize")
 }
 
 #[cfg(test)]
@@ -119,10 +106,6 @@ mod tests {
             "template": { "spec": { "containers": [{ "name": "a", "image": "i" }] } },
         }));
         assert_eq!(check::<Deployment>(&valid), Ok(()));
-        let schema = schema::<Deployment>();
-        let containers = &schema["properties"]["spec"]["properties"]["template"]["properties"]["spec"]
-            ["properties"]["containers"];
-        assert_eq!(containers["items"]["required"], json!(["name"]));
 
         let wrong = deployment(json!({ "replicas": "two", "selector": {}, "template": {} }));
         let Err(message) = check::<Deployment>(&wrong) else {

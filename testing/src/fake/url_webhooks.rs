@@ -104,7 +104,7 @@ impl UrlWebhook {
                 Ok(None)
             }
             Err(why) => Err(ApiError::internal(format!(
-                "Internal error occurred: failed calling webhook \"{}\": {why}",
+                "failed calling webhook \"{}\": {why}",
                 self.name
             ))),
         }

@@ -111,6 +111,14 @@ async fn a_controller_reads_its_caches_and_a_secret_change_reconciles_what_names
             namespace: Some("default".to_owned()),
             ..ObjectMeta::default()
         },
+        spec: Some(k8s_openapi::api::core::v1::PodSpec {
+            containers: vec![k8s_openapi::api::core::v1::Container {
+                name: "app".to_owned(),
+                image: Some("app:1".to_owned()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
         ..Pod::default()
     });
 

@@ -101,6 +101,7 @@ fn replica(fake: &FakeApiServer, clock: &ManualClock) -> SelfSignedCertificates 
 /// with a webhook conversion, all without a `caBundle`, as `make deploy` applies them.
 fn cluster() -> FakeApiServer {
     let fake = FakeApiServer::new();
+    fake.put(&crate::namespace(NAMESPACE));
     install_targets(&fake);
     fake
 }
@@ -515,6 +516,7 @@ async fn sets_the_ca_bundle_again_where_it_was_cleared() {
 #[tokio::test]
 async fn skips_targets_that_do_not_exist() {
     let fake = FakeApiServer::new();
+    fake.put(&crate::namespace(NAMESPACE));
     let clock = ManualClock::new();
     let certs = replica(&fake, &clock);
     let pass = certs.reconcile().await.unwrap();

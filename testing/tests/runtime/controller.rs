@@ -387,7 +387,10 @@ async fn only_changes_that_matter_reconcile() {
     converged(&fake, 1).await;
     let before = reconciles.load(Ordering::Relaxed);
 
-    // A label on the Widget, an annotation on its Deployment: nothing to do.
+    // A label on the Widget, another controller's finalizer on its Deployment: nothing to do.
+    // (Not so an annotation of the Deployment: the API server counts a Deployment's annotations
+    // in its generation, as they are copied to its ReplicaSets, and a new generation of an owned
+    // object reconciles its owner.)
     let kubectl = PatchParams {
         field_manager: Some("kubectl".to_owned()),
         ..PatchParams::default()
@@ -398,10 +401,10 @@ async fn only_changes_that_matter_reconcile() {
         .patch("w", &kubectl, &Patch::Merge(&labelled))
         .await
         .unwrap();
-    let annotated = json!({ "metadata": { "annotations": { "note": "x" } } });
+    let held = json!({ "metadata": { "finalizers": ["example.com/hold"] } });
     let deployments = Api::<Deployment>::namespaced(fake.client(), "default");
     deployments
-        .patch("w", &kubectl, &Patch::Merge(&annotated))
+        .patch("w", &kubectl, &Patch::Merge(&held))
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -71,10 +71,19 @@ async fn a_reconciliation_from_a_stale_cache_sees_the_controllers_own_writes() {
 
     use operator_rs_runtime::cache::Caches;
     let fake = FakeApiServer::new();
-    let deployment = Deployment {
-        metadata: config_map(&[]).metadata,
-        ..Deployment::default()
-    };
+    // Valid as the API server validates a Deployment: a selector, its labels on the pods, a
+    // container.
+    let deployment: Deployment = serde_json::from_value(serde_json::json!({
+        "metadata": config_map(&[]).metadata,
+        "spec": {
+            "selector": { "matchLabels": { "app": "a" } },
+            "template": {
+                "metadata": { "labels": { "app": "a" } },
+                "spec": { "containers": [{ "name": "app", "image": "app:1" }] },
+            },
+        },
+    }))
+    .unwrap();
     let cached = Arc::new(fake.put(&deployment));
     // The Runner's caches, here of Deployments: the cache itself stays empty, as if its
     // watch had not brought anything yet.
@@ -86,7 +95,14 @@ async fn a_reconciliation_from_a_stale_cache_sees_the_controllers_own_writes() {
             let Event::Apply(object) = event else {
                 panic!("not deleted")
             };
-            if object.status.is_none() {
+            // A Deployment always has a status (`{}` when new, as Go writes it): the
+            // controller's is the one with replicas.
+            if object
+                .status
+                .as_ref()
+                .and_then(|status| status.replicas)
+                .is_none()
+            {
                 let status = serde_json::json!({ "replicas": 1 });
                 ctx.apply_status(object.as_ref(), status).await?;
             }

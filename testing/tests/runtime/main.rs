@@ -76,6 +76,18 @@ pub(crate) fn config_map(name: &str, data: &[(&str, &str)]) -> ConfigMap {
     }
 }
 
+/// A Namespace `name`, for tests that write to another namespace than `default` through a
+/// client (the API server refuses creates in a namespace that does not exist).
+pub(crate) fn namespace(name: &str) -> k8s_openapi::api::core::v1::Namespace {
+    k8s_openapi::api::core::v1::Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Default::default()
+    }
+}
+
 /// The `reason` and `code` of a kube API error.
 pub(crate) fn api_error<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> (String, u16) {
     match result {

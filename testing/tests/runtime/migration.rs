@@ -18,6 +18,8 @@ use operator_rs_runtime::migration::*;
 use operator_rs_runtime::webhook::{Converter, Spoke, Webhook};
 use operator_rs_testing::fake::{FakeApiServer, Identity, Verb};
 
+use crate::namespace;
+
 mod v1 {
     use super::*;
 
@@ -83,6 +85,7 @@ async fn moved_to_v2(count: usize) -> FakeApiServer {
     let conversion = Converter::new::<v2::Widget>(vec![Spoke::new::<v1::Widget>()]);
     fake.register_crd(&crd("v1"))
         .register_webhooks(vec![Webhook::conversion(conversion)]);
+    fake.put(&namespace("other"));
     for index in 0..count {
         let namespace = if index % 2 == 0 { "default" } else { "other" };
         let api = Api::<v1::Widget>::namespaced(fake.client(), namespace);

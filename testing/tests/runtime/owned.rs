@@ -14,6 +14,7 @@ fn named<K: Resource + Default>(name: &str) -> K {
 
 /// The owner, as created on the API server (with a uid).
 async fn owner(fake: &FakeApiServer) -> ConfigMap {
+    fake.put(&crate::namespace("apps"));
     let mut owner = named::<ConfigMap>("owner");
     owner.metadata.namespace = Some("apps".to_owned());
     Api::<ConfigMap>::namespaced(fake.client(), "apps")

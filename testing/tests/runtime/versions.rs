@@ -152,8 +152,19 @@ async fn without_a_conversion_webhook_only_the_api_version_changes() {
     webhook.spec.conversion =
         Some(serde_json::from_value(json!({ "strategy": "Webhook" })).unwrap());
     fake.register_crd(&webhook);
-    let (reason, code) = api_error(v2.get("a").await);
-    assert_eq!((reason.as_str(), code), ("InternalError", 500));
+    // kube-apiserver 1.28.7 answers `500` with the converter's Go error and no reason.
+    let read = v2.get("a").await;
+    let Err(kube::Error::Api(status)) = &read else {
+        panic!("expected a failed conversion, got {read:?}");
+    };
+    assert_eq!((status.reason.as_str(), status.code), ("", 500));
+    assert!(
+        status
+            .message
+            .starts_with("conversion webhook for example.com/v1, Kind=Widget failed: "),
+        "{}",
+        status.message
+    );
 }
 
 #[tokio::test]
@@ -253,8 +264,9 @@ async fn the_crd_is_an_object_whose_stored_versions_the_server_keeps() {
         .replace("widgets.example.com", &PostParams::default(), &live)
         .await
         .unwrap();
-    let (reason, code) = api_error(v1.get("a").await);
-    assert_eq!((reason.as_str(), code), ("NotFound", 404));
+    // The API server answers a version it does not serve with a plain `404 page not found`.
+    let (_, code) = api_error(v1.get("a").await);
+    assert_eq!(code, 404);
 }
 
 #[tokio::test]
@@ -379,10 +391,11 @@ async fn a_write_that_names_a_uid_is_about_that_object_only() {
         .unwrap();
     let apply = |uid: &str| json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": { "name": "a", "uid": uid } });
     let params = PatchParams::apply("tester");
+    // Another uid: the object's uid cannot change.
     let other = api
         .patch("a", &params, &Patch::Apply(apply("another")))
         .await;
-    assert_eq!(api_error(other), ("Conflict".to_owned(), 409));
+    assert_eq!(api_error(other), ("Invalid".to_owned(), 422));
     // Gone: an apply with its uid does not make a new one.
     let uid = created.uid().unwrap();
     api.delete("a", &DeleteParams::default()).await.unwrap();
@@ -408,7 +421,7 @@ async fn a_crd_needs_one_storage_version_and_its_own_name() {
     assert!(
         error
             .message
-            .ends_with("must have exactly one version marked as storage version"),
+            .contains("must have exactly one version marked as storage version"),
         "{}",
         error.message
     );

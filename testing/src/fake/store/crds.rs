@@ -10,11 +10,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Resource as _;
 use serde_json::{Value, json};
 
-use super::super::errors::ApiError;
+use super::super::errors::{ApiError, ErrorType, FieldError, go_quote};
 use super::super::fields::Scope;
 use super::super::kinds::{Kind, ResourceKey};
-use super::super::metadata::NameRule;
-use super::super::schema::Schema;
+use super::super::names::NameRule;
+use super::super::query::FieldValidation;
 use super::super::typed;
 use super::{Enforcement, Store};
 
@@ -54,7 +54,6 @@ impl Store {
         let kind = Kind::of::<CustomResourceDefinition>();
         let enforcement = Enforcement {
             schema: None,
-            built_in_schema: None,
             typed: Some(typed::check::<CustomResourceDefinition>),
             names: NameRule::of(&kind.group, &kind.kind),
         };
@@ -91,56 +90,19 @@ impl Store {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        let invalid = |why: String| ApiError::invalid(kind, &name, &why);
-        let storage = match versions(object).filter(|v| v["storage"] == true).count() {
-            1 => storage_version(object).unwrap_or_default().to_owned(),
-            _ => {
-                return Err(invalid(
-                    "spec.versions: Invalid value: must have exactly one version marked as storage version".to_owned(),
-                ));
-            }
+        let invalid = |field: &str, value: String, detail: String| {
+            let error = FieldError::go(ErrorType::Invalid, field, value, detail);
+            ApiError::invalid_field(kind, &name, error)
         };
+        // The spec was validated (`crd_validation.rs`): one storage version, the name.
+        let storage = storage_version(object).unwrap_or_default().to_owned();
         if scope != Scope::Status {
-            let expected = format!(
-                "{}.{}",
-                object["spec"]["names"]["plural"]
-                    .as_str()
-                    .unwrap_or_default(),
-                object["spec"]["group"].as_str().unwrap_or_default()
-            );
-            if name != expected {
-                return Err(invalid(format!(
-                    "metadata.name: Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"
-                )));
-            }
-            let crd: CustomResourceDefinition = serde_json::from_value(object.clone())
-                .map_err(|error| ApiError::bad_request(error.to_string()))?;
-            for served in Kind::from_crd(&crd) {
-                let index = crd
-                    .spec
-                    .versions
-                    .iter()
-                    .position(|v| v.name == served.version);
-                if let Some(schema) = served.schema {
-                    Schema::new(schema).map_err(|error| {
-                        invalid(format!(
-                            "spec.versions[{}].schema.openAPIV3Schema: Invalid value: {error}",
-                            index.unwrap_or_default()
-                        ))
-                    })?;
-                }
-            }
             if live.is_none() {
-                // A new CRD: its status is the server's, whatever the request said.
+                // A new CRD: its status is the server's, whatever the request said, and the
+                // API server's controllers accept its names a moment later (`establish`).
                 object["status"] = json!({
-                    "acceptedNames": object["spec"]["names"],
-                    "conditions": [
-                        { "type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                          "message": "no conflicts found", "lastTransitionTime": super::now() },
-                        { "type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                          "message": "the initial names have been accepted",
-                          "lastTransitionTime": super::now() },
-                    ],
+                    "acceptedNames": { "kind": "", "plural": "" },
+                    "conditions": null,
                     "storedVersions": [],
                 });
             }
@@ -159,8 +121,9 @@ impl Store {
         let stored = stored_versions(object);
         if scope == Scope::Status && stored.is_empty() {
             return Err(invalid(
-                "status.storedVersions: Invalid value: []: must have at least one stored version"
-                    .to_owned(),
+                "status.storedVersions",
+                "[]string{}".to_owned(),
+                "must have at least one stored version".to_owned(),
             ));
         }
         let names: Vec<&str> = versions(object)
@@ -171,16 +134,56 @@ impl Store {
             .enumerate()
             .find(|(_, version)| !names.contains(version))
         {
-            return Err(invalid(format!(
-                "status.storedVersions[{index}]: Invalid value: \"{version}\": must appear in spec.versions"
-            )));
+            return Err(invalid(
+                &format!("status.storedVersions[{index}]"),
+                go_quote(version),
+                "must appear in spec.versions".to_owned(),
+            ));
         }
         if !stored.contains(&storage.as_str()) {
-            return Err(invalid(format!(
-                "status.storedVersions: Invalid value: {stored:?}: must have the storage version {storage}"
-            )));
+            let quoted: Vec<String> = stored.iter().map(|v| go_quote(v)).collect();
+            return Err(invalid(
+                "status.storedVersions",
+                format!("[]string{{{}}}", quoted.join(", ")),
+                format!("must have the storage version {storage}"),
+            ));
         }
         Ok(())
+    }
+
+    /// What the API server's controllers do with a CRD just created: accept its names and
+    /// establish it, in a write to its status of their own.
+    pub(super) fn establish_crd(&mut self, name: &str) {
+        let resource = crd_resource();
+        let Ok(crd) = self.get(&resource, None, name) else {
+            return;
+        };
+        let now = super::now();
+        let status = json!({ "status": {
+            "acceptedNames": crd["spec"]["names"],
+            "conditions": [
+                { "type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+                  "message": "no conflicts found", "lastTransitionTime": now },
+                { "type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                  "message": "the initial names have been accepted", "lastTransitionTime": now },
+            ],
+        } });
+        let write = super::Write {
+            caller: super::Caller {
+                scope: Scope::Status,
+                manager: "kube-apiserver".to_owned(),
+                dry_run: false,
+                validation: FieldValidation::Ignore,
+                duplicates: Vec::new(),
+                user: super::super::admission::User {
+                    name: "system:apiserver".to_owned(),
+                    groups: vec!["system:masters".to_owned()],
+                },
+            },
+            edit: super::Edit::Merge(status),
+        };
+        // Cannot fail: the CRD is there and its status valid.
+        let _ = self.write(&resource, None, name, write);
     }
 
     /// Serves the versions of a CRD just stored (`stored`, of `kind`), as the API server does

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use super::super::admission::User;
 use super::super::fields::Scope;
 use super::super::kinds::ResourceKey;
+use super::super::query::FieldValidation;
 use super::{Caller, ObjectKey, Store, now};
 
 /// The field manager and user of the pods' creation.
@@ -61,7 +62,8 @@ impl Store {
             scope: Scope::Whole,
             manager: REPLICA_SET_CONTROLLER.to_owned(),
             dry_run: false,
-            strict: false,
+            validation: FieldValidation::Ignore,
+            duplicates: Vec::new(),
             user: User {
                 name: REPLICA_SET_CONTROLLER.to_owned(),
                 groups: vec!["system:serviceaccounts".to_owned()],

@@ -73,8 +73,9 @@ impl Store {
         let kind_name = object["kind"].as_str().unwrap_or_default();
         let from = object["apiVersion"].as_str().unwrap_or_default();
         let failed = |why: &str| {
-            // The API server's words (apiextensions-apiserver's webhook converter).
-            ApiError::internal(format!(
+            // The API server's words (apiextensions-apiserver's webhook converter), a Go error
+            // that reaches the handler unclassified.
+            ApiError::unclassified(format!(
                 "conversion webhook for {from}, Kind={kind_name} failed: {why}"
             ))
         };

@@ -14,8 +14,8 @@
 //! Kubernetes versions (envtest's binaries here are 1.28; the fake follows k8s-openapi's 1.33),
 //! the case says so and is counted apart.
 //!
-//! Runs where envtest's binaries are: `cargo test -p operator-rs-runtime --features envtest --
-//! --ignored envtest`, which prints `fake agrees with kube-apiserver on A/N cases`.
+//! Runs where envtest's binaries are: `cargo test -p operator-rs-testing --lib -- --ignored
+//! envtest` (as hack/test runs it), which prints `fake agrees with kube-apiserver on A/N cases`.
 
 use std::path::{Path, PathBuf};
 
@@ -24,13 +24,17 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::ObjectMeta;
+use regex::Regex;
 use serde_json::Value;
+use std::sync::LazyLock;
 
 use crate::envtest::{Envtest, Options};
 use crate::fake::FakeApiServer;
 use crate::from_yaml;
 
+mod built_in;
 mod cases;
+mod more;
 
 pub(super) use cases::table;
 
@@ -110,45 +114,27 @@ async fn send(client: &Client, call: &Call, namespace: &str, n: usize) -> Answer
     let bytes = response.into_body().collect_bytes().await.expect("a body");
     let body = serde_json::from_slice(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let sent: Option<Value> = call
+        .body
+        .as_deref()
+        .and_then(|body| serde_json::from_str(body).ok());
+    let generate_name = sent
+        .as_ref()
+        .and_then(|sent| sent["metadata"]["generateName"].as_str());
     Answer {
         code,
-        body: normalized(body),
+        body: normalized(body, generate_name),
     }
 }
 
 /// Takes out what each server makes up: uids, resourceVersions, times, continue tokens, the
-/// server's audit id.
-fn normalized(mut body: Value) -> Value {
-    fn metadata(object: &mut Value) {
-        let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
-            return;
-        };
-        for key in [
-            "uid",
-            "resourceVersion",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "continue",
-            "selfLink",
-        ] {
-            metadata.remove(key);
-        }
-        if let Some(fields) = metadata
-            .get_mut("managedFields")
-            .and_then(Value::as_array_mut)
-        {
-            for entry in fields {
-                if let Some(entry) = entry.as_object_mut() {
-                    entry.remove("time");
-                }
-            }
-        }
-    }
+/// random suffix of a generated name (of `generate_name`, the request's), and, in messages,
+/// uids and the addresses of Go pointers (`(*bool)(0xc004163e94)` in a value printed with
+/// `%#v`).
+fn normalized(mut body: Value, generate_name: Option<&str>) -> Value {
     metadata(&mut body);
     if let Some(items) = body.get_mut("items").and_then(Value::as_array_mut) {
-        for item in items {
-            metadata(item);
-        }
+        items.iter_mut().for_each(metadata);
     }
     if let Some(object) = body.get_mut("object") {
         metadata(object);
@@ -159,7 +145,161 @@ fn normalized(mut body: Value) -> Value {
     {
         causes.sort_by_key(|cause| cause.to_string());
     }
+    made_up_in_text(&mut body, generate_name);
     body
+}
+
+/// What a server makes up in an object's metadata (and a CRD's conditions, a Service's
+/// cluster IPs).
+fn metadata(object: &mut Value) {
+    if object["kind"] == "Service" {
+        if let Some(ip) = object.pointer_mut("/spec/clusterIP")
+            && ip != "None"
+        {
+            *ip = Value::from("<ip>");
+        }
+        for ip in object
+            .pointer_mut("/spec/clusterIPs")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter(|ip| *ip != "None")
+        {
+            *ip = Value::from("<ip>");
+        }
+    }
+    let is_crd = object["kind"] == "CustomResourceDefinition";
+    if let (true, Some(conditions)) = (
+        is_crd,
+        object
+            .pointer_mut("/status/conditions")
+            .and_then(Value::as_array_mut),
+    ) {
+        for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
+            condition.remove("lastTransitionTime");
+        }
+    }
+    let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for key in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "continue",
+        "selfLink",
+    ] {
+        metadata.remove(key);
+    }
+    if let (Some(prefix), Some(name)) = (
+        metadata.get("generateName").and_then(Value::as_str),
+        metadata.get("name").and_then(Value::as_str),
+    ) && let Some(suffix) = name.strip_prefix(prefix)
+        && suffix.len() == 5
+    {
+        let name = format!("{prefix}<suffix>");
+        metadata.insert("name".to_owned(), Value::String(name));
+    }
+    if let Some(fields) = metadata
+        .get_mut("managedFields")
+        .and_then(Value::as_array_mut)
+    {
+        for entry in fields {
+            if let Some(entry) = entry.as_object_mut() {
+                entry.remove("time");
+            }
+        }
+    }
+}
+
+/// What servers make up, in every string of `value`: uids, pointer addresses, times, resource
+/// versions (in a message's preconditions, or in an object written into a message), and the
+/// suffixes of names generated from `generate_name`.
+fn made_up_in_text(value: &mut Value, generate_name: Option<&str>) {
+    static PATTERNS: LazyLock<Vec<(Regex, &str)>> = LazyLock::new(|| {
+        [
+            (
+                "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+                "<uid>",
+            ),
+            (r"\(0x[0-9a-f]+\)", "(<pointer>)"),
+            (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "<time>"),
+            (r"in record \(\d+\)", "in record (<rv>)"),
+            (
+                r#"resourceVersion(\\*)":(\\*)"\d+"#,
+                r#"resourceVersion$1":$2"<rv>"#,
+            ),
+        ]
+        .into_iter()
+        .map(|(pattern, replacement)| (Regex::new(pattern).unwrap(), replacement))
+        .collect()
+    });
+    match value {
+        Value::String(text) => {
+            for (pattern, replacement) in PATTERNS.iter() {
+                *text = pattern.replace_all(text, *replacement).into_owned();
+            }
+            if let Some(prefix) = generate_name.filter(|prefix| !prefix.is_empty()) {
+                let suffix = format!(
+                    "{}[bcdfghjklmnpqrstvwxz2456789]{{5}}",
+                    regex::escape(prefix)
+                );
+                let generated = Regex::new(&suffix).unwrap();
+                *text = generated
+                    .replace_all(text, format!("{prefix}<suffix>"))
+                    .into_owned();
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| made_up_in_text(item, generate_name)),
+        Value::Object(fields) => fields
+            .values_mut()
+            .for_each(|field| made_up_in_text(field, generate_name)),
+        _ => {}
+    }
+}
+
+/// Where two answers differ: the JSON pointer of each differing value, with both values (at
+/// most a few hundred characters of each).
+fn differences(expected: &Value, got: &Value, at: &str, out: &mut Vec<String>) {
+    match (expected, got) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for key in keys {
+                let (a, b) = (a.get(key), b.get(key));
+                let at = format!("{at}/{key}");
+                match (a, b) {
+                    (Some(a), Some(b)) => differences(a, b, &at, out),
+                    _ => out.push(difference(&at, a, b)),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (index, (a, b)) in a.iter().zip(b).enumerate() {
+                differences(a, b, &format!("{at}/{index}"), out);
+            }
+        }
+        (a, b) if a != b => out.push(difference(at, Some(a), Some(b))),
+        _ => {}
+    }
+}
+
+fn difference(at: &str, expected: Option<&Value>, got: Option<&Value>) -> String {
+    let show = |value: Option<&Value>| {
+        let text = value.map_or("(none)".to_owned(), Value::to_string);
+        if text.chars().count() > 3000 {
+            format!("{}…", text.chars().take(3000).collect::<String>())
+        } else {
+            text
+        }
+    };
+    format!(
+        "    {at}:\n      kube-apiserver: {}\n      fake:           {}",
+        show(expected),
+        show(got)
+    )
 }
 
 /// One case on one server: its setup, which must succeed, then its request.
@@ -221,10 +361,15 @@ async fn envtest_the_fake_agrees_with_kube_apiserver() {
         } else if let Some(why) = case.version_difference {
             versions.push(format!("{}: {why}", case.name));
         } else {
-            disagreements.push(format!(
-                "{}:\n  kube-apiserver: {expected}\n  fake:           {got}",
-                case.name
-            ));
+            let mut lines = Vec::new();
+            if expected.code != got.code {
+                lines.push(format!(
+                    "    code: kube-apiserver {}, fake {}",
+                    expected.code, got.code
+                ));
+            }
+            differences(&expected.body, &got.body, "", &mut lines);
+            disagreements.push(format!("{}:\n{}", case.name, lines.join("\n")));
         }
     }
     println!(

@@ -6,20 +6,33 @@ use serde_json::{Value, json};
 
 use super::{Call, Case};
 
-const JSON: &str = "application/json";
-const MERGE: &str = "application/merge-patch+json";
-const JSON_PATCH: &str = "application/json-patch+json";
-const STRATEGIC: &str = "application/strategic-merge-patch+json";
-const APPLY: &str = "application/apply-patch+yaml";
+pub(super) const JSON: &str = "application/json";
+pub(super) const MERGE: &str = "application/merge-patch+json";
+pub(super) const JSON_PATCH: &str = "application/json-patch+json";
+pub(super) const STRATEGIC: &str = "application/strategic-merge-patch+json";
+pub(super) const APPLY: &str = "application/apply-patch+yaml";
 
-const MEMCACHEDS: &str = "/apis/cache.example.com/v1alpha1/namespaces/{ns}/memcacheds";
-const WEBSERVERS: &str = "/apis/web.example.com/v1/namespaces/{ns}/webservers";
-const ATS: &str = "/apis/at.example.com/v1alpha1/namespaces/{ns}/ats";
-const CONFIGMAPS: &str = "/api/v1/namespaces/{ns}/configmaps";
-const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/{ns}/deployments";
-const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+pub(super) const MEMCACHEDS: &str = "/apis/cache.example.com/v1alpha1/namespaces/{ns}/memcacheds";
+pub(super) const WEBSERVERS: &str = "/apis/web.example.com/v1/namespaces/{ns}/webservers";
+pub(super) const ATS: &str = "/apis/at.example.com/v1alpha1/namespaces/{ns}/ats";
+pub(super) const CONFIGMAPS: &str = "/api/v1/namespaces/{ns}/configmaps";
+pub(super) const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/{ns}/deployments";
+pub(super) const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+pub(super) const SECRETS: &str = "/api/v1/namespaces/{ns}/secrets";
+pub(super) const SERVICES: &str = "/api/v1/namespaces/{ns}/services";
+pub(super) const PODS: &str = "/api/v1/namespaces/{ns}/pods";
+pub(super) const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases";
+pub(super) const NAMESPACES: &str = "/api/v1/namespaces";
+pub(super) const SERVICE_ACCOUNTS: &str = "/api/v1/namespaces/{ns}/serviceaccounts";
+pub(super) const MUTATING_WEBHOOKS: &str =
+    "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
 
-fn call(method: Method, path: &str, content_type: &'static str, body: Option<Value>) -> Call {
+pub(super) fn call(
+    method: Method,
+    path: &str,
+    content_type: &'static str,
+    body: Option<Value>,
+) -> Call {
     Call {
         method,
         path: path.to_owned(),
@@ -28,28 +41,28 @@ fn call(method: Method, path: &str, content_type: &'static str, body: Option<Val
     }
 }
 
-fn get(path: &str) -> Call {
+pub(super) fn get(path: &str) -> Call {
     call(Method::GET, path, JSON, None)
 }
 
-fn post(path: &str, body: Value) -> Call {
+pub(super) fn post(path: &str, body: Value) -> Call {
     call(Method::POST, path, JSON, Some(body))
 }
 
-fn put(path: &str, body: Value) -> Call {
+pub(super) fn put(path: &str, body: Value) -> Call {
     call(Method::PUT, path, JSON, Some(body))
 }
 
-fn patch(path: &str, content_type: &'static str, body: Value) -> Call {
+pub(super) fn patch(path: &str, content_type: &'static str, body: Value) -> Call {
     call(Method::PATCH, path, content_type, Some(body))
 }
 
-fn delete(path: &str, body: Option<Value>) -> Call {
+pub(super) fn delete(path: &str, body: Option<Value>) -> Call {
     call(Method::DELETE, path, JSON, body)
 }
 
 /// A request whose body is sent as written (not valid JSON, or with duplicate keys).
-fn raw(method: Method, path: &str, content_type: &'static str, body: &str) -> Call {
+pub(super) fn raw(method: Method, path: &str, content_type: &'static str, body: &str) -> Call {
     Call {
         method,
         path: path.to_owned(),
@@ -58,7 +71,7 @@ fn raw(method: Method, path: &str, content_type: &'static str, body: &str) -> Ca
     }
 }
 
-fn case(name: &'static str, setup: Vec<Call>, call: Call) -> Case {
+pub(super) fn case(name: &'static str, setup: Vec<Call>, call: Call) -> Case {
     Case {
         name,
         setup,
@@ -67,7 +80,16 @@ fn case(name: &'static str, setup: Vec<Call>, call: Call) -> Case {
     }
 }
 
-fn memcached(name: &str, spec: Value) -> Value {
+/// A case whose answers differ between Kubernetes 1.28 (envtest's) and 1.33 (the fake's), for
+/// the reason given (a change checked in Kubernetes' history).
+pub(super) fn differs(name: &'static str, setup: Vec<Call>, call: Call, why: &'static str) -> Case {
+    Case {
+        version_difference: Some(why),
+        ..case(name, setup, call)
+    }
+}
+
+pub(super) fn memcached(name: &str, spec: Value) -> Value {
     json!({
         "apiVersion": "cache.example.com/v1alpha1",
         "kind": "Memcached",
@@ -76,7 +98,7 @@ fn memcached(name: &str, spec: Value) -> Value {
     })
 }
 
-fn memcached_with(name: &str, metadata: Value) -> Value {
+pub(super) fn memcached_with(name: &str, metadata: Value) -> Value {
     let mut object = memcached(name, json!({ "size": 1 }));
     for (key, value) in metadata.as_object().expect("metadata is an object") {
         object["metadata"][key] = value.clone();
@@ -84,7 +106,7 @@ fn memcached_with(name: &str, metadata: Value) -> Value {
     object
 }
 
-fn config_map(name: &str, data: Value) -> Value {
+pub(super) fn config_map(name: &str, data: Value) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -93,7 +115,7 @@ fn config_map(name: &str, data: Value) -> Value {
     })
 }
 
-fn deployment(name: &str, replicas: i64) -> Value {
+pub(super) fn deployment(name: &str, replicas: i64) -> Value {
     json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -110,7 +132,7 @@ fn deployment(name: &str, replicas: i64) -> Value {
 }
 
 /// A CRD of its own for the case (`widgets{n}.c{n}.example.com`), whose spec has `rules`.
-fn crd_with_rules(rules: Value) -> Value {
+pub(super) fn crd_with_rules(rules: Value) -> Value {
     json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -137,7 +159,7 @@ fn crd_with_rules(rules: Value) -> Value {
     })
 }
 
-fn one(path: &str, name: &str) -> String {
+pub(super) fn one(path: &str, name: &str) -> String {
     format!("{path}/{name}")
 }
 
@@ -154,6 +176,8 @@ pub(in super::super) fn table() -> Vec<Case> {
         applies(),
         query_parameters(),
         crds(),
+        super::built_in::cases(),
+        super::more::cases(),
     ]
     .into_iter()
     .flatten()
@@ -426,7 +450,7 @@ fn status_writes() -> Vec<Case> {
                 json!({ "spec": { "size": 9 }, "status": { "conditions": [condition.clone()] } }),
             ),
         ),
-        case(
+        differs(
             "status patch with a condition without a reason",
             created(),
             patch(
@@ -434,6 +458,8 @@ fn status_writes() -> Vec<Case> {
                 MERGE,
                 json!({ "status": { "conditions": [{ "type": "Available", "status": "True", "message": "", "lastTransitionTime": "2026-01-02T03:04:05Z" }] } }),
             ),
+            "Kubernetes 1.28 names the fields of a status write's errors without their `status.` \
+             prefix (`conditions[0].reason`); 1.30 put it back (kubernetes/kubernetes#123822)",
         ),
         case(
             "spec patch that sets a status",
