@@ -14,6 +14,7 @@ pub mod openapi;
 pub mod plugins;
 pub mod project;
 pub mod runtime_crate;
+pub mod runtime_source;
 pub mod scaffold;
 pub mod stored_names;
 pub mod vars;

@@ -57,6 +57,10 @@ pub struct Project {
     pub repo: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// Where the project takes operator-rs's crates from (`init --runtime`, `edit --runtime`).
+    /// Absent: copies in the project, as every project before the choice holds them.
+    #[serde(default, skip_serializing_if = "RuntimeSource::is_vendored")]
+    pub runtime: RuntimeSource,
     /// The manager spreads each controller's objects over its replicas (`--sharding`;
     /// docs/sharding.md). operator-rs's own key: kubebuilder has no sharding.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -71,6 +75,39 @@ pub struct Project {
     /// Keys this version does not know, kept verbatim.
     #[serde(flatten)]
     pub unknown: BTreeMap<String, Value>,
+}
+
+/// Where a project takes operator-rs's crates (the runtime and its test harnesses) from: see
+/// [`crate::runtime_source`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuntimeSource {
+    /// Copies in the project, `operator-rs-runtime/` and `operator-rs-testing/`, which operator-rs
+    /// writes and replaces.
+    #[default]
+    Vendored,
+    /// crates.io: dependencies by version, no runtime sources in the project.
+    CratesIo,
+}
+
+impl RuntimeSource {
+    /// The value as the flag and PROJECT spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Vendored => "vendored",
+            Self::CratesIo => "crates-io",
+        }
+    }
+
+    fn is_vendored(&self) -> bool {
+        *self == Self::Vendored
+    }
+}
+
+impl std::fmt::Display for RuntimeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Where the webhooks' serving certificate, and the CA bundle the API server trusts it with,

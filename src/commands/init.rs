@@ -8,11 +8,11 @@ use crate::boilerplate::{self, BOILERPLATE_FILE};
 use crate::cli::InitArgs;
 use crate::names::{Domain, InvalidInput, ProjectName};
 use crate::plugins;
-use crate::project::{self, LAYOUT, Project};
-use crate::runtime_crate;
+use crate::project::{self, LAYOUT, Project, RuntimeSource};
 use crate::scaffold::table::DirTable;
 use crate::scaffold::{Owner, Plan, cargo_lock};
 use crate::vars::{InitVars, ProjectVars};
+use crate::{runtime_crate, runtime_source};
 
 /// Every file of a new project: `templates/init/`, rendered whole.
 pub(crate) static FILES: DirTable<InitVars> = DirTable::new("init");
@@ -78,6 +78,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         multigroup: args.multigroup,
         namespaced: args.namespaced,
         sharding: args.sharding,
+        runtime: args.runtime,
         project_name: name.as_str().to_string(),
         repo,
         version: "3".to_string(),
@@ -99,10 +100,12 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         if file.path == BOILERPLATE_FILE && header.is_empty() {
             continue;
         }
-        let contents = if file.path == "Cargo.lock" {
-            cargo_lock::for_project(&file.contents, name.as_str())?
-        } else {
-            file.contents
+        let contents = match file.path.as_str() {
+            "Cargo.lock" => cargo_lock::for_project(&file.contents, name.as_str())?,
+            "Cargo.toml" => {
+                runtime_source::set_in_manifest(&file.contents, &file.path, args.runtime)?
+            }
+            _ => file.contents,
         };
         create_new(&mut plan, &file.path, contents)?;
     }
@@ -111,9 +114,11 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
             create_new(&mut plan, &path, contents)?;
         }
     }
-    // The runtime crate the project depends on, as this operator-rs ships it.
-    for (path, contents) in runtime_crate::files() {
-        create_new(&mut plan, &path, contents.to_owned())?;
+    // The crates the project depends on, as this operator-rs ships them, when it holds them.
+    if args.runtime == RuntimeSource::Vendored {
+        for (path, contents) in runtime_crate::files() {
+            create_new(&mut plan, &path, contents.to_owned())?;
+        }
     }
     // The plugins of the whole project (`--plugins grafana/v1-alpha` …).
     for part in selection.plugins.iter().filter_map(|p| p.project()) {
@@ -155,6 +160,7 @@ fn notes(args: &InitArgs) -> Vec<String> {
     if kb.skip_go_version_check.is_some() {
         notes.push("--skip-go-version-check: Go only; ignored".into());
     }
+    notes.extend(runtime_source::unpublished_note(args.runtime));
     notes
 }
 

@@ -168,8 +168,8 @@ impl TestCluster {
             }
             #[cfg(feature = "envtest")]
             Backend::Envtest { envtest, .. } => {
-                let crds =
-                    operator_rs_runtime::manifests::merge_versions(manifests.crds).unwrap_or_else(|error| {
+                let crds = operator_rs_runtime::manifests::merge_versions(manifests.crds)
+                    .unwrap_or_else(|error| {
                         panic!("make manifests would refuse the CRDs: {error}")
                     });
                 envtest

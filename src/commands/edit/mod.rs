@@ -2,7 +2,8 @@
 //! `--multigroup` (moves the kinds to the multigroup layout), `--namespaced` (the manager's scope),
 //! `--sharding` (the manager's replicas share the objects), `--license`/`--license-file`/`--owner`
 //! (the license header of the Rust files), `--plugins`, `--webhook-certs` (where the webhooks'
-//! certificates come from: [`super::webhook_certs`]).
+//! certificates come from: [`super::webhook_certs`]), `--runtime` (where operator-rs's crates come
+//! from).
 //!
 //! Files that `init` wrote and that depend on a flag are brought to what `init` with the new value
 //! writes by the difference between the two renders: each changed block is found in the file
@@ -13,12 +14,14 @@
 //!
 //! One module per change: [`retarget`] (the files of `init` and the RBAC helper roles, for
 //! `--namespaced`, `--multigroup` and `--sharding`), [`multigroup`] (the kinds moved into groups),
-//! [`license`] (the license header); `--sharding`'s own file is `commands::sharding`'s.
+//! [`license`] (the license header), [`runtime`] (the vendored crates and their Cargo.toml
+//! entries); `--sharding`'s own file is `commands::sharding`'s.
 
 mod license;
 mod multigroup;
 mod paths;
 mod retarget;
+mod runtime;
 
 use std::path::Path;
 
@@ -77,6 +80,9 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
     if let Some(sharding) = args.sharding {
         new.sharding = sharding;
     }
+    if let Some(source) = args.runtime {
+        new.runtime = source;
+    }
 
     let mut plan = Plan::new(dir, args.force);
     if new.sharding && !old.sharding {
@@ -123,6 +129,10 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
                 part.retarget(&mut plan, &old, &new)?;
             }
         }
+    }
+    if new.runtime != old.runtime {
+        runtime::switch(&mut plan, new.runtime)?;
+        notes.extend(crate::runtime_source::unpublished_note(new.runtime));
     }
     if let Some(header) = &new_header {
         license::rewrite_headers(&mut plan, &old_header, header)?;
