@@ -16,3 +16,10 @@ export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1790000000}"
 # manifests' `[profile.dev.package."*"]`.)
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-false}"
+# envtest's binaries (etcd, kube-apiserver) for the tests that run against a real API server:
+# those of KUBEBUILDER_ASSETS, else those of a control plane built into ~/k8s-local/bin
+# (CONTRIBUTING.md says how). Read by the tests when they run, by no build. Without them, the
+# envtest tests and the cluster checks say that they were skipped.
+if [ -z "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$HOME/k8s-local/bin/kube-apiserver" ]; then
+  export KUBEBUILDER_ASSETS="$HOME/k8s-local/bin"
+fi

@@ -39,6 +39,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::fake::{Denial, FakeApiServer, Identity, Kind};
+use operator_rs_runtime::manager::Shared;
+use operator_rs_runtime::manager::namespaces::WatchNamespaces;
 use operator_rs_runtime::manifests::Manifests;
 
 /// The API server of a test: see [the module](self).
@@ -124,6 +126,17 @@ impl TestCluster {
         }
     }
 
+    /// What the manager hands its controllers ([`Shared::new`]) around [`TestCluster::client`],
+    /// for tests that run a controller's `setup`: on envtest, watching the test's namespace only,
+    /// since other tests' objects share the API server. Cancel its `shutdown` at the end.
+    pub fn shared(&self) -> Shared {
+        let mut shared = Shared::new(self.client());
+        if self.is_envtest() {
+            shared.watch_namespaces = WatchNamespaces::Only(vec![self.namespace.clone()]);
+        }
+        shared
+    }
+
     /// A client whose requests come from `identity` and are allowed only what its RBAC rules
     /// grant: on the fake, checked by the fake; on envtest, by kube-apiserver's RBAC
     /// authorizer, with the rules as ClusterRoles and Roles bound to the identity, which the
@@ -133,10 +146,13 @@ impl TestCluster {
             Backend::Fake(server) => server.client_as(identity),
             #[cfg(feature = "envtest")]
             Backend::Envtest { envtest, denials } => {
-                envtest_rbac::bind(&self.client(), &identity).await;
+                // RBAC grants add up over every binding of a user, and the tests of a binary
+                // share the API server: each test's identity is a user of its own.
+                let user = format!("{}@{}", identity.user(), self.namespace);
+                envtest_rbac::bind(&self.client(), &identity, &user).await;
                 let mut config = envtest.config().clone();
                 config.default_namespace = self.namespace.clone();
-                config.auth_info.impersonate = Some(identity.user().to_owned());
+                config.auth_info.impersonate = Some(user);
                 config.auth_info.impersonate_groups = Some(identity.groups().to_vec());
                 envtest_rbac::client_recording_denials(config, identity.user(), denials.clone())
             }
@@ -216,6 +232,31 @@ impl TestCluster {
             #[cfg(feature = "envtest")]
             Backend::Envtest { .. } => envtest_objects::put(&self.client(), object).await,
         }
+    }
+
+    /// Creates the object of `yaml` (a sample of `config/samples/`), of kind `K`, in
+    /// [`TestCluster::namespace`] (unless `K` is cluster-scoped), as `kubectl create` does: a
+    /// request through every check of the API server, as the cluster's admin. Returns the object
+    /// as stored, or the API server's refusal. The YAML is read untyped, as kubectl reads it, so
+    /// that a sample that does not fit `K` reaches the API server's checks.
+    ///
+    /// # Panics
+    ///
+    /// If `yaml` is not a YAML object.
+    pub async fn create_yaml<K>(&self, yaml: &str) -> Result<kube::api::DynamicObject, kube::Error>
+    where
+        K: TestObject,
+        K::Scope: 'static,
+    {
+        let resource = kube::core::ApiResource::erase::<K>(&());
+        let api = if Kind::of::<K>().namespaced {
+            kube::Api::namespaced_with(self.client(), &self.namespace, &resource)
+        } else {
+            kube::Api::all_with(self.client(), &resource)
+        };
+        let object: kube::api::DynamicObject =
+            super::from_yaml(yaml).unwrap_or_else(|error| panic!("not a YAML object: {error}"));
+        api.create(&kube::api::PostParams::default(), &object).await
     }
 
     /// The object `name` of kind `K` in [`TestCluster::namespace`] (or cluster-scoped), or
@@ -408,7 +449,7 @@ mod envtest_rbac {
     use kube::api::{Api, ObjectMeta, Patch, PatchParams};
     use kube::{Client, Config};
 
-    use super::super::fake::{Denial, Identity};
+    use super::super::fake::{Denial, Identity, denial_of_request};
 
     const MANAGER: &str = "operator-rs-envtest";
 
@@ -420,8 +461,11 @@ mod envtest_rbac {
         }
     }
 
-    /// A name for the roles of `user`: its characters that a name may hold.
+    /// A name for the roles of `user`: its characters that a name may hold, and a number, since
+    /// one user may be bound several times.
     fn role_name(user: &str) -> String {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name: String = user
             .chars()
             .map(|c| {
@@ -432,7 +476,7 @@ mod envtest_rbac {
                 }
             })
             .collect();
-        format!("envtest-{}", name.trim_matches('-'))
+        format!("envtest-{}-{n}", name.trim_matches('-'))
     }
 
     async fn apply<K>(api: Api<K>, object: &K)
@@ -450,13 +494,12 @@ mod envtest_rbac {
             .unwrap_or_else(|error| panic!("cannot apply the role {name} on envtest: {error}"));
     }
 
-    /// Writes the identity's rules as a ClusterRole and Roles bound to its user (server-side
-    /// apply: another test of the same identity writes the same objects).
-    pub(super) async fn bind(admin: &Client, identity: &Identity) {
-        let name = role_name(identity.user());
+    /// Writes the identity's rules as a ClusterRole and Roles bound to `user`.
+    pub(super) async fn bind(admin: &Client, identity: &Identity, user: &str) {
+        let name = role_name(user);
         let subject = Subject {
             kind: "User".to_owned(),
-            name: identity.user().to_owned(),
+            name: user.to_owned(),
             api_group: Some("rbac.authorization.k8s.io".to_owned()),
             namespace: None,
         };
@@ -545,17 +588,12 @@ mod envtest_rbac {
         }
 
         fn call(&mut self, request: http::Request<B>) -> Self::Future {
-            let what = format!("{} {}", request.method(), request.uri());
+            let denial = denial_of_request(&self.user, request.method(), request.uri());
             let future = self.service.call(request);
-            let (user, denials) = (self.user.clone(), self.denials.clone());
+            let denials = self.denials.clone();
             Box::pin(async move {
                 let response = future.await?;
                 if response.status() == http::StatusCode::FORBIDDEN {
-                    let denial = Denial {
-                        user,
-                        message: format!("{what}: forbidden by kube-apiserver's RBAC"),
-                        missing_rule: "(see the request)".to_owned(),
-                    };
                     denials
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)

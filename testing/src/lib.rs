@@ -94,6 +94,24 @@ pub async fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut
     }
 }
 
+/// Waits until the async `condition` holds, checking every 50 ms, and fails the test after
+/// `timeout` naming `what`: for tests whose checks are requests ([`cluster::TestCluster`] on
+/// envtest answers them only over the network).
+pub async fn eventually<F, Fut>(what: &str, timeout: Duration, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    while !condition().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The test's end of the connection of a mocked [`Client`]: it receives the client's requests.
 pub struct ApiServer {
     handle: Handle<Request<Body>, Response<Body>>,

@@ -217,6 +217,64 @@ impl Attributes {
     }
 }
 
+/// The denial of a request to `user` that an API server refused, from its method and URL: what
+/// the fake would say of it, for a client of a real API server (envtest's).
+pub(crate) fn denial_of_request(
+    user: &str,
+    method: &http::Method,
+    uri: &http::Uri,
+) -> super::Denial {
+    let attributes = request_attributes(method, uri);
+    super::Denial {
+        user: user.to_owned(),
+        message: attributes.forbidden_message(user),
+        missing_rule: attributes.missing_rule(),
+    }
+}
+
+/// The RBAC attributes of a request, read from its URL alone: `/api/v1/…` or
+/// `/apis/<group>/<version>/…`, then `namespaces/<namespace>/` for a namespaced resource, the
+/// resource, the object's name and a subresource.
+fn request_attributes(method: &http::Method, uri: &http::Uri) -> Attributes {
+    let segments: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+    let (group, rest) = match segments.as_slice() {
+        ["api", _version, rest @ ..] => (String::new(), rest),
+        ["apis", group, _version, rest @ ..] => ((*group).to_owned(), rest),
+        _ => (String::new(), &[][..]),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", namespace, rest @ ..] if !rest.is_empty() => {
+            (Some((*namespace).to_owned()), rest)
+        }
+        rest => (None, rest),
+    };
+    let name = rest.get(1).map(|name| (*name).to_owned());
+    let watch = uri
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .any(|pair| pair == "watch=true" || pair == "watch=1");
+    let verb = match (method.as_str(), name.is_some()) {
+        ("GET", true) => "get",
+        ("GET", false) if watch => "watch",
+        ("GET", false) => "list",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        _ => "unknown",
+    };
+    Attributes {
+        verb,
+        group,
+        resource: rest.first().map(|r| (*r).to_owned()).unwrap_or_default(),
+        subresource: rest.get(2).map(|s| (*s).to_owned()),
+        namespace,
+        name,
+    }
+}
+
 /// Whether `rule` grants `request` (RBAC's `RuleAllows`).
 fn grants(rule: &PolicyRule, request: &Attributes) -> bool {
     let has = |values: &Option<Vec<String>>, wanted: &str| {

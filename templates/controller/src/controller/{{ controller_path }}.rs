@@ -239,14 +239,16 @@ mod tests {
     }
 }
 
-/// `reconcile` against the runtime's fake API server, which refuses what a real one refuses:
-/// objects that do not fit the CRD (the one `make manifests` writes), requests that the
-/// controller's own `rbac_rules()` do not grant, and what the project's webhooks deny.
+/// `reconcile` against an API server that refuses what a real one refuses: objects that do not
+/// fit the CRD (the one `make manifests` writes) and requests that the controller's own
+/// `rbac_rules()` do not grant. The same test body runs against the runtime's fake API server
+/// (which also calls the project's webhooks), and against a real kube-apiserver started by
+/// envtest (kubebuilder's envtest: `make test` runs it where its binaries are).
 #[cfg(test)]
 mod against_the_api_server {
     // Types named by their modules: a kind of the project may have any of their names.
     use kube::Api;
-    use operator_rs_testing::fake;
+    use operator_rs_testing::{cluster, fake};
 
     use super::*;
 {%- if external %}
@@ -255,15 +257,13 @@ mod against_the_api_server {
 
     /// The status that `reconcile` writes with the controller's own permissions (those the
     /// manager has in a cluster) is one the CRD accepts.
-    #[tokio::test]
-    async fn reconcile_works_with_the_controllers_permissions() {
-        let fake = fake::FakeApiServer::new();
-        // What `make install` and `make deploy` install: the CRDs and the webhooks.
-        fake.install(crate::manifests());
+    async fn reconcile_works_with_the_controllers_permissions(cluster: cluster::TestCluster) {
+        // What `make install` installs: the CRDs (and, on the fake, the webhooks).
+        cluster.install(crate::manifests()).await;
 {%- if api_namespaced %}
-        let api = Api::<{{ kind }}>::namespaced(fake.client(), "default");
+        let api = Api::<{{ kind }}>::namespaced(cluster.client(), cluster.namespace());
 {%- else %}
-        let api = Api::<{{ kind }}>::all(fake.client());
+        let api = Api::<{{ kind }}>::all(cluster.client());
 {%- endif %}
 {%- if external %}
         let object = {{ kind }}::new("test", {{ kind }}Spec::default());
@@ -279,12 +279,23 @@ mod against_the_api_server {
         let created = api.create(&kube::api::PostParams::default(), &object).await.unwrap();
 
         let identity = fake::Identity::controller(env!("CARGO_PKG_NAME"), &CONTROLLER);
-        let ctx = Context::new(fake.client_as(identity), CONTROLLER_NAME, ());
+        let ctx = Context::new(cluster.client_as(identity).await, CONTROLLER_NAME, ());
         let action = reconcile(Arc::new(created), Arc::new(ctx)).await.unwrap();
         assert_eq!(action, Action::requeue(RESYNC_PERIOD));
 
         let status = api.get("test").await.unwrap().status.unwrap();
         assert_eq!(status.conditions[0].type_, AVAILABLE);
-        assert!(fake.denials().is_empty(), "{:?}", fake.denials());
+        assert!(cluster.denials().is_empty(), "{:?}", cluster.denials());
+    }
+
+    #[tokio::test]
+    async fn reconcile_works_with_the_controllers_permissions_on_the_fake() {
+        reconcile_works_with_the_controllers_permissions(cluster::TestCluster::fake()).await;
+    }
+
+    #[tokio::test]
+    #[ignore = "envtest: needs envtest's binaries (make test, or KUBEBUILDER_ASSETS)"]
+    async fn reconcile_works_with_the_controllers_permissions_on_envtest() {
+        reconcile_works_with_the_controllers_permissions(cluster::TestCluster::envtest().await).await;
     }
 }

@@ -531,15 +531,16 @@ fn error_source(error: &Error) -> String {
     std::error::Error::source(error).map_or_else(String::new, ToString::to_string)
 }
 
-/// `reconcile` against the runtime's fake API server, which refuses what a real one refuses:
-/// objects that do not fit the CRD (the one `make manifests` writes, with its defaults and CEL
-/// rules), requests that the controller's own `rbac_rules()` do not grant, and what the
-/// project's webhooks deny. No cluster needed, and a controller that would fail on one fails
-/// here first.
+/// `reconcile` against an API server that refuses what a real one refuses: objects that do not
+/// fit the CRD (the one `make manifests` writes, with its defaults and CEL rules) and requests
+/// that the controller's own `rbac_rules()` do not grant. Each test body runs against the
+/// runtime's fake API server (which also calls the project's webhooks: no cluster needed, and a
+/// controller that would fail on one fails here first), and against a real kube-apiserver
+/// started by envtest (kubebuilder's envtest: `make test` runs those where its binaries are).
 #[cfg(test)]
 mod against_the_api_server {
     // Types named by their modules: a kind of the project may have any of their names.
-    use operator_rs_testing::fake;
+    use operator_rs_testing::{self as testing, cluster, fake};
 
     use super::*;
 
@@ -549,21 +550,19 @@ mod against_the_api_server {
         "/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"
     ));
     const NAME: &str = "{{ kind_lower }}-sample";
+    const WAIT: Duration = Duration::from_secs(10);
 
-    /// A fake API server with what `make install` and `make deploy` install (the CRDs and
-    /// webhooks of `crate::manifests()`), the pods of Deployments made available at once, and
-    /// `sample` created as `kubectl apply` would, or the API server's refusal.
-    async fn cluster_with(sample: &str) -> (fake::FakeApiServer, Result<kube::api::DynamicObject, kube::Error>) {
-        let fake = fake::FakeApiServer::new();
-        fake.install(crate::manifests()).simulate_deployments(true);
-        let created = fake.create_yaml::<{{ kind }}>(Some("default"), sample).await;
-        (fake, created)
+    /// What `make install` installs (the CRDs of `crate::manifests()`, and on the fake its
+    /// webhooks), and `sample` created as `kubectl apply` would, or the API server's refusal.
+    async fn create(cluster: &cluster::TestCluster, sample: &str) -> Result<kube::api::DynamicObject, kube::Error> {
+        cluster.install(crate::manifests()).await;
+        cluster.create_yaml::<{{ kind }}>(sample).await
     }
 
     /// `reconcile` of the sample as stored now, by a client with `identity`'s permissions.
-    async fn reconcile_sample(fake: &fake::FakeApiServer, identity: fake::Identity) -> Result<Action, Error> {
-        let object = fake.get::<{{ kind }}>(Some("default"), NAME).unwrap();
-        let ctx = Context::new(fake.client_as(identity), CONTROLLER_NAME, DEFAULT_IMAGE.to_owned());
+    async fn reconcile_sample(cluster: &cluster::TestCluster, identity: fake::Identity) -> Result<Action, Error> {
+        let object = cluster.get::<{{ kind }}>(NAME).await.unwrap();
+        let ctx = Context::new(cluster.client_as(identity).await, CONTROLLER_NAME, DEFAULT_IMAGE.to_owned());
         reconcile(Arc::new(object), Arc::new(ctx)).await
     }
 
@@ -574,32 +573,35 @@ mod against_the_api_server {
     }
 
     /// The sample is accepted, and reconciled with the controller's own permissions: a
-    /// Deployment of `spec.size` pods, then a status the CRD accepts.
-    #[tokio::test]
-    async fn the_sample_is_reconciled_with_the_controllers_permissions() {
-        let (fake, created) = cluster_with(SAMPLE).await;
-        created.expect("the API server accepts the sample of config/samples");
+    /// Deployment of `spec.size` pods, then, once they are available, a status the CRD accepts.
+    async fn the_sample_is_reconciled_with_the_controllers_permissions(cluster: cluster::TestCluster) {
+        // A stand-in for the Deployment controller, which makes the pods of every Deployment
+        // available.
+        let _deployments = cluster.simulate_deployments();
+        create(&cluster, SAMPLE).await.expect("the API server accepts the sample of config/samples");
         // The first reconciliation adds the finalizer and creates the Deployment; the next one
         // (its pods are available) reports it.
-        for _ in 0..2 {
-            reconcile_sample(&fake, controller_identity()).await.unwrap();
-        }
-        let size = fake.get::<{{ kind }}>(Some("default"), NAME).unwrap().spec.size;
-        let deployment = fake.get::<Deployment>(Some("default"), NAME).unwrap();
+        reconcile_sample(&cluster, controller_identity()).await.unwrap();
+        let size = cluster.get::<{{ kind }}>(NAME).await.unwrap().spec.size;
+        testing::eventually("the Deployment's pods are available", WAIT, || async {
+            let deployment = cluster.get::<Deployment>(NAME).await;
+            let status = deployment.and_then(|deployment| deployment.status);
+            status.and_then(|status| status.available_replicas) == Some(size)
+        })
+        .await;
+        reconcile_sample(&cluster, controller_identity()).await.unwrap();
+        let deployment = cluster.get::<Deployment>(NAME).await.unwrap();
         assert_eq!(deployment.spec.unwrap().replicas, Some(size));
-        let stored = fake.get::<{{ kind }}>(Some("default"), NAME).unwrap();
+        let stored = cluster.get::<{{ kind }}>(NAME).await.unwrap();
         let conditions = stored.status.unwrap().conditions;
         let available = conditions.iter().find(|c| c.type_ == AVAILABLE).unwrap();
         assert_eq!(available.status, "True");
     }
 
-    /// A real API server refuses a negative size (the `minimum` of the CRD): so does the fake,
-    /// with the same message.
-    #[tokio::test]
-    async fn an_invalid_sample_is_refused() {
+    /// A negative size is refused (the `minimum` of the CRD), with the API server's message.
+    async fn an_invalid_sample_is_refused(cluster: cluster::TestCluster) {
         let negative = SAMPLE.replace("size: 1", "size: -1");
-        let (_, created) = cluster_with(&negative).await;
-        let Err(kube::Error::Api(status)) = created else {
+        let Err(kube::Error::Api(status)) = create(&cluster, &negative).await else {
             panic!("a negative size is refused");
         };
         assert_eq!(status.code, 422);
@@ -612,22 +614,106 @@ mod against_the_api_server {
         );
     }
 
-    /// A controller whose rules forget the Deployments is refused as on a cluster (403), and the
-    /// fake names the missing rule.
-    #[tokio::test]
-    async fn a_missing_rbac_rule_is_forbidden() {
-        let (fake, created) = cluster_with(SAMPLE).await;
-        created.unwrap();
+    /// A controller whose rules forget the Deployments is refused (403), and the denial names
+    /// the missing rule.
+    async fn a_missing_rbac_rule_is_forbidden(cluster: cluster::TestCluster) {
+        create(&cluster, SAMPLE).await.unwrap();
         let without_deployments: Vec<PolicyRule> = rbac_rules()
             .into_iter()
             .filter(|rule| rule.resources != Some(vec!["deployments".to_owned()]))
             .collect();
         let identity = fake::Identity::service_account("{{ project_name }}-system", "controller-manager")
             .with_cluster_rules(without_deployments);
-        let error = reconcile_sample(&fake, identity).await.unwrap_err();
+        let error = reconcile_sample(&cluster, identity).await.unwrap_err();
         assert!(matches!(error, Error::ApplyDeployment { .. }), "{error:?}");
-        let denials = fake.denials();
+        let denials = cluster.denials();
         assert_eq!(denials[0].missing_rule, r#"rule(&["apps"], &["deployments"], &["get"])"#);
+    }
+
+    /// The whole controller as the manager runs it (`setup`: its watches, caches and retries): a
+    /// new {{ kind }} converges, and a Deployment scaled by hand is put back. On the fake, which
+    /// counts the requests: `reconcile` read the Deployment from the controller's cache every
+    /// time, never with a request of its own.
+    async fn the_controller_converges_reading_deployments_from_its_cache(cluster: cluster::TestCluster) {
+        cluster.install(crate::manifests()).await;
+        let _deployments = cluster.simulate_deployments();
+        let mut object: {{ kind }} = testing::from_yaml(SAMPLE).unwrap();
+        object.spec.size = 2;
+        cluster.put(&object).await;
+        let shared = cluster.shared();
+        let controller = tokio::spawn(setup(&shared));
+
+        let converged = |replicas: i32| {
+            let cluster = &cluster;
+            move || async move {
+                let stored = cluster.get::<{{ kind }}>(NAME).await;
+                let conditions = stored.and_then(|stored| stored.status).unwrap_or_default().conditions;
+                let available = conditions.iter().any(|c| c.type_ == AVAILABLE && c.status == "True");
+                let deployment = cluster.get::<Deployment>(NAME).await;
+                available && deployment.and_then(|d| d.spec).and_then(|spec| spec.replicas) == Some(replicas)
+            }
+        };
+        testing::eventually("the {{ kind }} is available", WAIT, converged(2)).await;
+
+        // `kubectl scale deployment {{ kind_lower }}-sample --replicas=5`: put back to the
+        // {{ kind }}'s size.
+        let mut scaled = cluster.get::<Deployment>(NAME).await.unwrap();
+        scaled.spec.as_mut().unwrap().replicas = Some(5);
+        cluster.put(&scaled).await;
+        testing::eventually("the Deployment is scaled back", WAIT, converged(2)).await;
+
+        if let Some(fake) = cluster.fake_server() {
+            // Lists and watches only: every read came from the caches.
+            assert_eq!(fake.count(testing::fake::Verb::Get), 0, "{:#?}", fake.requests());
+        }
+        shared.shutdown.cancel();
+        controller.await.unwrap().unwrap();
+    }
+
+    // Each test on the fake API server, and on envtest's kube-apiserver.
+
+    #[tokio::test]
+    async fn the_controller_converges_reading_deployments_from_its_cache_on_the_fake() {
+        the_controller_converges_reading_deployments_from_its_cache(cluster::TestCluster::fake()).await;
+    }
+
+    #[tokio::test]
+    #[ignore = "envtest: needs envtest's binaries (make test, or KUBEBUILDER_ASSETS)"]
+    async fn the_controller_converges_reading_deployments_from_its_cache_on_envtest() {
+        the_controller_converges_reading_deployments_from_its_cache(cluster::TestCluster::envtest().await).await;
+    }
+
+    #[tokio::test]
+    async fn the_sample_is_reconciled_with_the_controllers_permissions_on_the_fake() {
+        the_sample_is_reconciled_with_the_controllers_permissions(cluster::TestCluster::fake()).await;
+    }
+
+    #[tokio::test]
+    #[ignore = "envtest: needs envtest's binaries (make test, or KUBEBUILDER_ASSETS)"]
+    async fn the_sample_is_reconciled_with_the_controllers_permissions_on_envtest() {
+        the_sample_is_reconciled_with_the_controllers_permissions(cluster::TestCluster::envtest().await).await;
+    }
+
+    #[tokio::test]
+    async fn an_invalid_sample_is_refused_on_the_fake() {
+        an_invalid_sample_is_refused(cluster::TestCluster::fake()).await;
+    }
+
+    #[tokio::test]
+    #[ignore = "envtest: needs envtest's binaries (make test, or KUBEBUILDER_ASSETS)"]
+    async fn an_invalid_sample_is_refused_on_envtest() {
+        an_invalid_sample_is_refused(cluster::TestCluster::envtest().await).await;
+    }
+
+    #[tokio::test]
+    async fn a_missing_rbac_rule_is_forbidden_on_the_fake() {
+        a_missing_rbac_rule_is_forbidden(cluster::TestCluster::fake()).await;
+    }
+
+    #[tokio::test]
+    #[ignore = "envtest: needs envtest's binaries (make test, or KUBEBUILDER_ASSETS)"]
+    async fn a_missing_rbac_rule_is_forbidden_on_envtest() {
+        a_missing_rbac_rule_is_forbidden(cluster::TestCluster::envtest().await).await;
     }
 }
 
@@ -924,45 +1010,6 @@ mod tests {
         assert_eq!(error.to_string(), "cannot apply Deployment default/test");
         assert_eq!(conditions[DEGRADED]["status"], "True");
         assert_eq!(conditions[DEGRADED]["reason"], DEPLOYMENT_FAILED);
-    }
-
-    /// The whole controller as the manager runs it (`setup`: its watches, caches and retries)
-    /// against the runtime's fake API server, a stateful one: a new {{ kind }} converges, a
-    /// Deployment scaled by hand is put back, and `reconcile` reads the Deployment from the
-    /// controller's cache every time, never with a request of its own.
-    #[tokio::test]
-    async fn the_controller_converges_reading_deployments_from_its_cache() {
-        let server = fake::FakeApiServer::new();
-        // The CRD installed, and a stand-in for the Deployment controller that makes the pods of
-        // every Deployment available at once.
-        server.register_crd(&{{ kind }}::crd()).simulate_deployments(true);
-        let mut object = {{ kind_snake }}(2, false);
-        object.metadata.uid = None;
-        server.put(&object);
-        let shared = Shared::new(server.client());
-        let controller = tokio::spawn(setup(&shared));
-
-        let available = || {
-            let stored = server.get::<{{ kind }}>(Some("default"), "test");
-            let conditions = stored.and_then(|stored| stored.status).unwrap_or_default().conditions;
-            conditions.iter().any(|c| c.type_ == AVAILABLE && c.status == "True")
-        };
-        let replicas = || {
-            let deployment = server.get::<Deployment>(Some("default"), "test");
-            deployment.and_then(|d| d.spec).and_then(|spec| spec.replicas)
-        };
-        wait_until("the {{ kind }} is available", WAIT, || available() && replicas() == Some(2)).await;
-
-        // `kubectl scale deployment test --replicas=5`: put back to the {{ kind }}'s size.
-        let mut scaled = server.get::<Deployment>(Some("default"), "test").unwrap();
-        scaled.spec.as_mut().unwrap().replicas = Some(5);
-        server.put(&scaled);
-        wait_until("the Deployment is scaled back", WAIT, || replicas() == Some(2)).await;
-
-        // Lists and watches only: every read came from the caches.
-        assert_eq!(server.count(fake::Verb::Get), 0, "{:#?}", server.requests());
-        shared.shutdown.cancel();
-        controller.await.unwrap().unwrap();
     }
 
     /// How long the whole controller may take to converge.
