@@ -13,6 +13,7 @@ pub use operator_rs_olm as olm;
 pub mod openapi;
 pub mod plugins;
 pub mod project;
+pub mod refused_flags;
 pub mod runtime_crate;
 pub mod runtime_source;
 pub mod scaffold;

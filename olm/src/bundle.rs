@@ -33,8 +33,11 @@ const DEFAULT_SERVICE_PORT: i64 = 443;
 /// The options of one bundle.
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub version: semver::Version,
+    /// The CSV's version (and name); None keeps the base's (operator-sdk's `--version` unset).
+    pub version: Option<semver::Version>,
     pub channels: Channels,
+    /// The bundle's folder, relative to the project (`--output-dir`, by default `bundle`).
+    pub dir: String,
     /// The CSV this one upgrades (`<package>.v<version>`); else the base's `spec.replaces`.
     pub replaces: Option<String>,
     /// `olm.skipRange`: the versions this one may replace directly, e.g. `<0.0.2`.
@@ -53,6 +56,31 @@ pub struct Options {
 pub struct File {
     pub path: String,
     pub contents: String,
+}
+
+/// A bundle's files, in operator-sdk's two parts (`generate bundle --manifests`, `--metadata`).
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    /// `<dir>/manifests/`: the CSV first, the CRDs, the other objects; and the scorecard's
+    /// configuration, `<dir>/tests/scorecard/config.yaml`, when there is one.
+    pub manifests: Vec<File>,
+    /// `<dir>/metadata/annotations.yaml` and `bundle.Dockerfile`.
+    pub metadata: Vec<File>,
+}
+
+/// The bundle's metadata: its annotations and the Dockerfile of its image, which copies the
+/// scorecard's folder when `scorecard` (the bundle has its configuration).
+pub fn metadata(channels: &Channels, builder: &Builder, dir: &str, scorecard: bool) -> Vec<File> {
+    vec![
+        File {
+            path: format!("{dir}/metadata/annotations.yaml"),
+            contents: channels.annotations_yaml(builder, scorecard),
+        },
+        File {
+            path: DOCKERFILE.into(),
+            contents: channels.dockerfile(builder, dir, scorecard),
+        },
+    ]
 }
 
 pub const BUNDLE_DIR: &str = "bundle";
@@ -173,7 +201,7 @@ fn placement(id: &ObjectId) -> Option<Placement> {
 }
 
 /// The bundle for `objects`, kustomize's rendering of `config/manifests`.
-pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
+pub fn generate(objects: &[Value], options: &Options) -> Result<Bundle> {
     let rendered = Rendered::classify(objects)?;
     let mut csv = rendered.csv.clone();
     let mut manager_accounts = rendered.manager_accounts();
@@ -185,8 +213,10 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
     }
     let package = &options.channels.package;
 
-    csv.metadata.name = format!("{package}.v{}", options.version);
-    csv.spec.version = options.version.to_string();
+    if let Some(version) = &options.version {
+        csv.metadata.name = format!("{package}.v{version}");
+        csv.spec.version = version.to_string();
+    }
     if let Some(replaces) = &options.replaces {
         csv.spec.replaces = Some(replaces.clone());
     }
@@ -227,7 +257,8 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
     csv.spec.install.spec.cluster_permissions = cluster_permissions;
     csv.spec.webhook_definitions = rendered.webhook_definitions()?;
 
-    let manifests = format!("{BUNDLE_DIR}/manifests");
+    let dir = &options.dir;
+    let manifests = format!("{dir}/manifests");
     let mut files = vec![File {
         path: format!("{manifests}/{package}.clusterserviceversion.yaml"),
         contents: csv.to_yaml(),
@@ -257,23 +288,21 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
             contents: to_yaml(&object),
         });
     }
-    files.push(File {
-        path: format!("{BUNDLE_DIR}/metadata/annotations.yaml"),
-        contents: options.channels.annotations_yaml(&options.builder),
-    });
     if let Some(scorecard) = &rendered.scorecard {
         files.push(File {
-            path: format!("{BUNDLE_DIR}/tests/scorecard/config.yaml"),
+            path: format!("{dir}/tests/scorecard/config.yaml"),
             contents: to_yaml(scorecard),
         });
     }
-    files.push(File {
-        path: DOCKERFILE.into(),
-        contents: options.channels.dockerfile(&options.builder),
-    });
+    let metadata = metadata(
+        &options.channels,
+        &options.builder,
+        dir,
+        rendered.scorecard.is_some(),
+    );
     let mut seen = BTreeSet::new();
-    for file in &files {
-        check_file_name(&file.path)?;
+    for file in files.iter().chain(&metadata) {
+        check_file_name(dir, &file.path)?;
         if !seen.insert(&file.path) {
             bail!(
                 "two objects would be written to {}; rename one of them",
@@ -281,7 +310,10 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Vec<File>> {
             );
         }
     }
-    Ok(files)
+    Ok(Bundle {
+        manifests: files,
+        metadata,
+    })
 }
 
 /// `relatedImages`: the base's, and the images the managers' environment names (operator-sdk
@@ -843,9 +875,9 @@ fn for_olm_crd(crd: &Value) -> Value {
 
 /// Object names become file names: one that could climb out of `bundle/manifests` or hide
 /// (a `/`, a leading `.`, control characters) is refused; Kubernetes would refuse it too.
-fn check_file_name(path: &str) -> Result<()> {
+fn check_file_name(dir: &str, path: &str) -> Result<()> {
     let name = path.rsplit('/').next().unwrap_or(path);
-    let depth_ok = match path.strip_prefix(&format!("{BUNDLE_DIR}/")) {
+    let depth_ok = match path.strip_prefix(&format!("{dir}/")) {
         Some(rest) => rest.matches('/').count() <= 2,
         None => path == DOCKERFILE,
     };
@@ -952,20 +984,62 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
         }
     }
 
-    fn generated() -> (ClusterServiceVersion, Vec<File>) {
-        let objects = super::super::yaml::objects(RENDERED, "test").unwrap();
-        let options = Options {
-            version: semver::Version::new(0, 0, 1),
+    fn options() -> Options {
+        Options {
+            version: Some(semver::Version::new(0, 0, 1)),
             channels: Channels::new("demo", vec!["alpha".into()], None).unwrap(),
+            dir: BUNDLE_DIR.into(),
             replaces: None,
             skip_range: None,
             extra_service_accounts: Vec::new(),
             use_image_digests: false,
             builder: builder(),
-        };
-        let files = generate(&objects, &options).unwrap();
+        }
+    }
+
+    fn generated() -> (ClusterServiceVersion, Vec<File>) {
+        let objects = super::super::yaml::objects(RENDERED, "test").unwrap();
+        let files = generate(&objects, &options()).unwrap().manifests;
         let csv = ClusterServiceVersion::parse(&files[0].contents).unwrap();
         (csv, files)
+    }
+
+    #[test]
+    fn without_a_version_the_base_keeps_its_own_and_the_folder_is_the_one_given() {
+        let objects = super::super::yaml::objects(RENDERED, "test").unwrap();
+        let bundle = generate(
+            &objects,
+            &Options {
+                version: None,
+                dir: "out/bundle".into(),
+                ..options()
+            },
+        )
+        .unwrap();
+        let csv = ClusterServiceVersion::parse(&bundle.manifests[0].contents).unwrap();
+        let base = objects
+            .iter()
+            .find(|o| o["kind"] == "ClusterServiceVersion")
+            .unwrap();
+        assert_eq!(
+            csv.metadata.name,
+            base["metadata"]["name"].as_str().unwrap()
+        );
+        assert!(
+            bundle
+                .manifests
+                .iter()
+                .all(|f| f.path.starts_with("out/bundle/manifests/"))
+        );
+        assert_eq!(
+            bundle.metadata[0].path,
+            "out/bundle/metadata/annotations.yaml"
+        );
+        assert!(
+            bundle.metadata[1]
+                .contents
+                .contains("COPY out/bundle/manifests /manifests/")
+        );
     }
 
     #[test]
@@ -1034,16 +1108,7 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
     fn names_that_are_not_file_names_are_refused() {
         let hostile = RENDERED.replace("name: demo-viewer-role", "name: ../../../escape");
         let objects = super::super::yaml::objects(&hostile, "test").unwrap();
-        let options = Options {
-            version: semver::Version::new(0, 0, 1),
-            channels: Channels::new("demo", vec!["alpha".into()], None).unwrap(),
-            replaces: None,
-            skip_range: None,
-            extra_service_accounts: Vec::new(),
-            use_image_digests: false,
-            builder: builder(),
-        };
-        let err = generate(&objects, &options).unwrap_err();
+        let err = generate(&objects, &options()).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("an object name cannot be a file name"),

@@ -72,8 +72,13 @@ impl Channels {
     }
 
     /// Every annotation, in the order operator-sdk writes them: `(key, value)`, with the
-    /// comment that starts each group.
-    fn entries(&self, builder: &Builder) -> Vec<(Option<&'static str>, &'static str, String)> {
+    /// comment that starts each group; the scorecard's only when the bundle has its
+    /// configuration (`tests/scorecard/config.yaml`), as operator-sdk does.
+    fn entries(
+        &self,
+        builder: &Builder,
+        scorecard: bool,
+    ) -> Vec<(Option<&'static str>, &'static str, String)> {
         let mut out = vec![
             (
                 Some("Core bundle annotations."),
@@ -92,20 +97,25 @@ impl Channels {
             (None, BUILDER, builder.name.clone()),
             (None, METRICS_MEDIATYPE, "metrics+v1".to_string()),
             (None, PROJECT_LAYOUT, builder.project_layout.clone()),
-            (
-                Some("Annotations for testing."),
-                TEST_MEDIATYPE,
-                "scorecard+v1".to_string(),
-            ),
-            (None, TEST_CONFIG, SCORECARD_DIR.to_string()),
         ]);
+        if scorecard {
+            out.extend([
+                (
+                    Some("Annotations for testing."),
+                    TEST_MEDIATYPE,
+                    "scorecard+v1".to_string(),
+                ),
+                (None, TEST_CONFIG, SCORECARD_DIR.to_string()),
+            ]);
+        }
         out
     }
 
-    /// `bundle/metadata/annotations.yaml`, of a bundle that `builder` builds.
-    pub fn annotations_yaml(&self, builder: &Builder) -> String {
+    /// `<bundle>/metadata/annotations.yaml`, of a bundle that `builder` builds; `scorecard`:
+    /// the bundle has the scorecard's configuration.
+    pub fn annotations_yaml(&self, builder: &Builder, scorecard: bool) -> String {
         let mut out = String::from("annotations:\n");
-        for (comment, key, value) in self.entries(builder) {
+        for (comment, key, value) in self.entries(builder, scorecard) {
             if let Some(comment) = comment {
                 out.push_str(&format!("  # {comment}\n"));
             }
@@ -114,11 +124,12 @@ impl Channels {
         out
     }
 
-    /// `bundle.Dockerfile`: a scratch image with the bundle's files where the labels say, of a
-    /// bundle that `builder` builds.
-    pub fn dockerfile(&self, builder: &Builder) -> String {
+    /// `bundle.Dockerfile`: a scratch image with the files of the bundle folder `bundle_dir`
+    /// (relative to the project, where the image is built) where the labels say, of a bundle
+    /// that `builder` builds.
+    pub fn dockerfile(&self, builder: &Builder, bundle_dir: &str, scorecard: bool) -> String {
         let mut out = String::from("FROM scratch\n");
-        for (comment, key, value) in self.entries(builder) {
+        for (comment, key, value) in self.entries(builder, scorecard) {
             if let Some(comment) = comment {
                 let comment = comment
                     .replace("annotations", "labels")
@@ -128,9 +139,10 @@ impl Channels {
             out.push_str(&format!("LABEL {key}={value}\n"));
         }
         out.push_str("\n# Copy files to locations specified by labels.\n");
-        for dir in [MANIFESTS_DIR, METADATA_DIR, SCORECARD_DIR] {
+        let parts = [MANIFESTS_DIR, METADATA_DIR, SCORECARD_DIR];
+        for dir in &parts[..if scorecard { 3 } else { 2 }] {
             out.push_str(&format!(
-                "COPY bundle/{} /{dir}\n",
+                "COPY {bundle_dir}/{} /{dir}\n",
                 dir.trim_end_matches('/')
             ));
         }
@@ -182,8 +194,8 @@ mod tests {
             name: "operator-rs-v0.2.0".into(),
             project_layout: "rust.operator-rs.io/v1-alpha".into(),
         };
-        let annotations = meta.annotations_yaml(&builder);
-        let dockerfile = meta.dockerfile(&builder);
+        let annotations = meta.annotations_yaml(&builder, true);
+        let dockerfile = meta.dockerfile(&builder, "bundle", true);
         let parsed: serde_yaml::Value = serde_yaml::from_str(&annotations).unwrap();
         let map = parsed["annotations"].as_mapping().unwrap();
         assert_eq!(map.len(), 11);
@@ -202,6 +214,22 @@ mod tests {
             parsed["annotations"][CHANNELS].as_str(),
             Some("alpha,stable")
         );
+        assert!(dockerfile.contains("COPY bundle/tests/scorecard /tests/scorecard/\n"));
+    }
+
+    #[test]
+    fn without_a_scorecard_configuration_nothing_names_it() {
+        let meta = channels();
+        let builder = Builder {
+            name: "operator-rs-v0.2.0".into(),
+            project_layout: "rust.operator-rs.io/v1-alpha".into(),
+        };
+        let dockerfile = meta.dockerfile(&builder, "out/bundle", false);
+        assert!(!meta.annotations_yaml(&builder, false).contains("scorecard"));
+        assert!(!dockerfile.contains("scorecard"), "{dockerfile}");
+        assert!(dockerfile.ends_with(
+            "COPY out/bundle/manifests /manifests/\nCOPY out/bundle/metadata /metadata/\n"
+        ));
     }
 
     #[test]

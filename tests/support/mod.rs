@@ -452,3 +452,13 @@ fn vec_lists(stmts: &[syn::Stmt]) -> Vec<Vec<String>> {
         })
         .collect()
 }
+
+/// Writes `text` to `path` as an executable script (a stand-in for a program a command runs).
+pub fn executable(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
