@@ -313,101 +313,8 @@ impl Project {
         }
         let mut seen: Vec<(bool, &str, &str, &str, &str)> = Vec::new();
         for (i, r) in self.resources.iter().enumerate() {
-            let key = |field: &str| format!("resources[{i}].{field}");
-            if r.external {
-                // Another project's kind, as its CRD names it.
-                check(&key("kind"), &r.kind, |k| {
-                    names::Kind::parse_foreign(k, &[])
-                })?;
-            } else {
-                check(&key("kind"), &r.kind, names::Kind::parse)?;
-            }
-            check(&key("version"), &r.version, names::Version::parse)?;
-            if r.core {
-                check(&key("group"), &r.group, |g| {
-                    if names::is_dns1123_subdomain(g) {
-                        Ok(())
-                    } else {
-                        Err(InvalidInput::new(
-                            "",
-                            g,
-                            "must be a Kubernetes API group such as core or apps",
-                        ))
-                    }
-                })?;
-            } else {
-                let domain = if r.domain.is_empty() {
-                    &self.domain
-                } else {
-                    &r.domain
-                };
-                check(&key("group"), &r.group, |g| {
-                    let group = if r.external {
-                        names::Group::parse_foreign(g, domain)?
-                    } else {
-                        names::Group::parse(g, domain)?
-                    };
-                    if self.multigroup {
-                        group.check_module()?;
-                    }
-                    Ok(group)
-                })?;
-            }
-            if !r.domain.is_empty() {
-                check(&key("domain"), &r.domain, |d| {
-                    if names::is_dns1123_subdomain(d) {
-                        Ok(())
-                    } else {
-                        Err(names::Domain::parse(d).unwrap_err())
-                    }
-                })?;
-            }
-            if let Some(plural) = &r.plural {
-                check(&key("plural"), plural, names::parse_plural)?;
-            }
-            for (j, controller) in r.controllers.iter().enumerate() {
-                let field = key(&format!("controllers[{j}].name"));
-                check(&field, &controller.name, names::parse_controller_name)?;
-                if r.controllers[..j].iter().any(|c| c.name == controller.name) {
-                    return Err(in_project(
-                        &field,
-                        InvalidInput::new(
-                            "",
-                            &controller.name,
-                            "names another controller of the kind too",
-                        ),
-                    ));
-                }
-            }
-            if r.external && r.path.is_empty() {
-                return Err(in_project(
-                    &key("path"),
-                    InvalidInput::new(
-                        "",
-                        "",
-                        "an external kind records the path of its CRD file (--external-api-path)",
-                    ),
-                ));
-            }
-            if let Some(webhooks) = &r.webhooks {
-                for (j, spoke) in webhooks.spoke.iter().enumerate() {
-                    check(
-                        &key(&format!("webhooks.spoke[{j}]")),
-                        spoke,
-                        names::Version::parse,
-                    )?;
-                }
-                for (field, path) in [
-                    ("webhooks.defaultingPath", &webhooks.defaulting_path),
-                    ("webhooks.validationPath", &webhooks.validation_path),
-                ] {
-                    if let Some(path) = path {
-                        check(&key(field), path, |path| {
-                            crate::names::check_webhook_path("", path)
-                        })?;
-                    }
-                }
-            }
+            self.check_resource_names(i, r)?;
+            check_resource_records(i, r)?;
             // External kinds of two groups may share `--group` (monitoring.coreos.com and
             // monitoring.rhobs): their domain tells them apart.
             let identity = (
@@ -426,6 +333,63 @@ impl Project {
                 );
             }
             seen.push(identity);
+        }
+        Ok(())
+    }
+
+    /// The names of `resources[i]` (`r`): its kind, version, group, domain and plural.
+    fn check_resource_names(&self, i: usize, r: &Resource) -> Result<()> {
+        let key = |field: &str| format!("resources[{i}].{field}");
+        if r.external {
+            // Another project's kind, as its CRD names it.
+            check(&key("kind"), &r.kind, |k| {
+                names::Kind::parse_foreign(k, &[])
+            })?;
+        } else {
+            check(&key("kind"), &r.kind, names::Kind::parse)?;
+        }
+        check(&key("version"), &r.version, names::Version::parse)?;
+        if r.core {
+            check(&key("group"), &r.group, |g| {
+                if names::is_dns1123_subdomain(g) {
+                    Ok(())
+                } else {
+                    Err(InvalidInput::new(
+                        "",
+                        g,
+                        "must be a Kubernetes API group such as core or apps",
+                    ))
+                }
+            })?;
+        } else {
+            let domain = if r.domain.is_empty() {
+                &self.domain
+            } else {
+                &r.domain
+            };
+            check(&key("group"), &r.group, |g| {
+                let group = if r.external {
+                    names::Group::parse_foreign(g, domain)?
+                } else {
+                    names::Group::parse(g, domain)?
+                };
+                if self.multigroup {
+                    group.check_module()?;
+                }
+                Ok(group)
+            })?;
+        }
+        if !r.domain.is_empty() {
+            check(&key("domain"), &r.domain, |d| {
+                if names::is_dns1123_subdomain(d) {
+                    Ok(())
+                } else {
+                    Err(names::Domain::parse(d).unwrap_err())
+                }
+            })?;
+        }
+        if let Some(plural) = &r.plural {
+            check(&key("plural"), plural, names::parse_plural)?;
         }
         Ok(())
     }
@@ -476,6 +440,56 @@ impl Project {
         emit(&sorted(value), 0, &mut out);
         out
     }
+}
+
+/// What `resources[i]` (`r`) records besides its names: its controllers' names, an external
+/// kind's CRD path, its webhooks' versions and paths.
+fn check_resource_records(i: usize, r: &Resource) -> Result<()> {
+    let key = |field: &str| format!("resources[{i}].{field}");
+    for (j, controller) in r.controllers.iter().enumerate() {
+        let field = key(&format!("controllers[{j}].name"));
+        check(&field, &controller.name, names::parse_controller_name)?;
+        if r.controllers[..j].iter().any(|c| c.name == controller.name) {
+            return Err(in_project(
+                &field,
+                InvalidInput::new(
+                    "",
+                    &controller.name,
+                    "names another controller of the kind too",
+                ),
+            ));
+        }
+    }
+    if r.external && r.path.is_empty() {
+        return Err(in_project(
+            &key("path"),
+            InvalidInput::new(
+                "",
+                "",
+                "an external kind records the path of its CRD file (--external-api-path)",
+            ),
+        ));
+    }
+    if let Some(webhooks) = &r.webhooks {
+        for (j, spoke) in webhooks.spoke.iter().enumerate() {
+            check(
+                &key(&format!("webhooks.spoke[{j}]")),
+                spoke,
+                names::Version::parse,
+            )?;
+        }
+        for (field, path) in [
+            ("webhooks.defaultingPath", &webhooks.defaulting_path),
+            ("webhooks.validationPath", &webhooks.validation_path),
+        ] {
+            if let Some(path) = path {
+                check(&key(field), path, |path| {
+                    crate::names::check_webhook_path("", path)
+                })?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks one value of PROJECT with the parser of the flag that sets it.

@@ -96,30 +96,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     };
 
     let mut plan = Plan::new(dir, false);
-    for file in FILES.render(&vars)? {
-        if file.path == BOILERPLATE_FILE && header.is_empty() {
-            continue;
-        }
-        let contents = match file.path.as_str() {
-            "Cargo.lock" => cargo_lock::for_project(&file.contents, name.as_str())?,
-            "Cargo.toml" => {
-                runtime_source::set_in_manifest(&file.contents, &file.path, args.runtime)?
-            }
-            _ => file.contents,
-        };
-        create_new(&mut plan, &file.path, contents)?;
-    }
-    if project.sharding {
-        for (path, contents) in super::sharding::files(&vars.project)? {
-            create_new(&mut plan, &path, contents)?;
-        }
-    }
-    // The crates the project depends on, as this operator-rs ships them, when it holds them.
-    if args.runtime == RuntimeSource::Vendored {
-        for (path, contents) in runtime_crate::files() {
-            create_new(&mut plan, &path, contents.to_owned())?;
-        }
-    }
+    scaffold_files(&mut plan, args, &vars, &header, &name)?;
     // The plugins of the whole project (`--plugins grafana/v1-alpha` …).
     for part in selection.plugins.iter().filter_map(|p| p.project()) {
         part.render(&mut plan, &project, &vars.project)?;
@@ -132,6 +109,42 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     super::plugin_chain::run(&selection.external, "init", &mut plan, &mut project)?;
     plan.write(project::FILE, project.render())?;
     Ok(plan)
+}
+
+/// The project's own files (templates/init/, with the sharding files when asked for) and, when
+/// it holds them, operator-rs's crates.
+fn scaffold_files(
+    plan: &mut Plan,
+    args: &InitArgs,
+    vars: &InitVars,
+    header: &str,
+    name: &ProjectName,
+) -> Result<()> {
+    for file in FILES.render(vars)? {
+        if file.path == BOILERPLATE_FILE && header.is_empty() {
+            continue;
+        }
+        let contents = match file.path.as_str() {
+            "Cargo.lock" => cargo_lock::for_project(&file.contents, name.as_str())?,
+            "Cargo.toml" => {
+                runtime_source::set_in_manifest(&file.contents, &file.path, args.runtime)?
+            }
+            _ => file.contents,
+        };
+        create_new(plan, &file.path, contents)?;
+    }
+    if args.sharding {
+        for (path, contents) in super::sharding::files(&vars.project)? {
+            create_new(plan, &path, contents)?;
+        }
+    }
+    // The crates the project depends on, as this operator-rs ships them, when it holds them.
+    if args.runtime == RuntimeSource::Vendored {
+        for (path, contents) in runtime_crate::files() {
+            create_new(plan, &path, contents.to_owned())?;
+        }
+    }
+    Ok(())
 }
 
 /// One line per kubebuilder flag given that means something else, or nothing, in Rust.
