@@ -242,6 +242,17 @@ impl<'s> Types<'s> {
             rest: None,
             schema,
         });
+        let fields = self.fields(&spec)?;
+        let rest = self.rest(&spec, &fields)?;
+        let s = &mut self.structs[index];
+        s.fields = fields;
+        s.rest = rest;
+        Ok(index)
+    }
+
+    /// The fields of the object schema of `spec`, each with its type (nested types added).
+    fn fields(&mut self, spec: &StructSpec<'_, 's>) -> Result<Vec<Field<'s>>> {
+        let schema = spec.schema;
         let required: BTreeSet<String> = schema
             .get("required")
             .and_then(Value::as_sequence)
@@ -279,6 +290,13 @@ impl<'s> Types<'s> {
                 schema: property,
             });
         }
+        Ok(fields)
+    }
+
+    /// Where the fields the schema does not name go: the unknown fields it keeps, or its
+    /// `additionalProperties`, under a name none of `fields` has.
+    fn rest(&mut self, spec: &StructSpec<'_, 's>, fields: &[Field<'s>]) -> Result<Option<Rest>> {
+        let schema = spec.schema;
         let keep_unknown = spec
             .keep_unknown
             .unwrap_or_else(|| flag(schema, "x-kubernetes-preserve-unknown-fields"));
@@ -292,7 +310,7 @@ impl<'s> Types<'s> {
             Some(Value::Bool(true)) => Some((Type::Any, false, "additional_properties")),
             _ => None,
         };
-        let rest = rest.map(|(ty, preserved, base)| {
+        Ok(rest.map(|(ty, preserved, base)| {
             let taken: BTreeSet<&str> = fields
                 .iter()
                 .map(|f| f.rust.as_str())
@@ -308,11 +326,7 @@ impl<'s> Types<'s> {
                 preserved,
                 beside_object_fields: spec.depth == 0,
             }
-        });
-        let s = &mut self.structs[index];
-        s.fields = fields;
-        s.rest = rest;
-        Ok(index)
+        }))
     }
 
     /// The type of the items of a list or the values of a map: an `Option` when `null` is one.

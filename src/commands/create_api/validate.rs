@@ -235,44 +235,7 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
         .entry()
         .map(Resource::controller_names)
         .unwrap_or_default();
-    if request.controller && !request.force {
-        match &request.controller_name {
-            None if !names_before.is_empty() => bail!(
-                "resource already has controllers defined; please specify '--controller-name' to add \
-                 another controller, or use '--controller=false' to skip controller scaffolding \
-                 ({}/{}, Kind {}; --force renders the existing one again)",
-                group.as_str(),
-                version.as_str(),
-                kind.as_str()
-            ),
-            Some(name) if names_before.contains(name) => bail!(
-                "controller with name {name:?} already exists for resource {}/{}/{}",
-                group.as_str(),
-                version.as_str(),
-                kind.as_str()
-            ),
-            _ => {}
-        }
-    }
-    if request.controller
-        && request.controller_name.is_none()
-        && names_before.is_empty()
-        && let Some(other) = project.resources.iter().find(|r| {
-            r.has_controller()
-                && r.kind == kind.as_str()
-                && r.group == group.as_str()
-                && r.version != version.as_str()
-                && same_domain(r, &checked.domain)
-        })
-    {
-        bail!(
-            "Kind {} of group {} already has a controller (for version {}); pass --controller-name \
-             for another one, or --controller=false",
-            kind.as_str(),
-            group.as_str(),
-            other.version
-        );
-    }
+    check_controller_is_new(checked, request, &names_before)?;
     let gvk = checked.gvk();
     let reconciled = Reconciled {
         group: gvk.group,
@@ -312,6 +275,56 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
     }
     checked.slot = slot;
     checked.primary = primary;
+    Ok(())
+}
+
+/// Refuses a second unnamed controller of the kind (in this version or another) and a name the
+/// kind's controllers already have, unless `--force` renders the existing one again.
+fn check_controller_is_new(
+    checked: &Checked,
+    request: &Request,
+    names_before: &[String],
+) -> Result<()> {
+    let (group, version, kind) = (&checked.group, &checked.version, &checked.kind);
+    let project = &checked.project;
+    if request.controller && !request.force {
+        match &request.controller_name {
+            None if !names_before.is_empty() => bail!(
+                "resource already has controllers defined; please specify '--controller-name' to add \
+                 another controller, or use '--controller=false' to skip controller scaffolding \
+                 ({}/{}, Kind {}; --force renders the existing one again)",
+                group.as_str(),
+                version.as_str(),
+                kind.as_str()
+            ),
+            Some(name) if names_before.contains(name) => bail!(
+                "controller with name {name:?} already exists for resource {}/{}/{}",
+                group.as_str(),
+                version.as_str(),
+                kind.as_str()
+            ),
+            _ => {}
+        }
+    }
+    if request.controller
+        && request.controller_name.is_none()
+        && names_before.is_empty()
+        && let Some(other) = project.resources.iter().find(|r| {
+            r.has_controller()
+                && r.kind == kind.as_str()
+                && r.group == group.as_str()
+                && r.version != version.as_str()
+                && same_domain(r, &checked.domain)
+        })
+    {
+        bail!(
+            "Kind {} of group {} already has a controller (for version {}); pass --controller-name \
+             for another one, or --controller=false",
+            kind.as_str(),
+            group.as_str(),
+            other.version
+        );
+    }
     Ok(())
 }
 
