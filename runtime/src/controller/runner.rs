@@ -91,7 +91,10 @@ type AddWatch<K> = Box<dyn Fn(&Client, Option<&str>, bool) -> Watch<K> + Send>;
 ///   that write yet, so that it does not do again what it has just done; the same for the
 ///   objects it applies with [`Context::apply_owned`];
 /// - caches without `managedFields` and the `kubectl apply` annotation ([`strip_for_cache`]);
-/// - on shutdown, reconciles in flight finish before the process exits.
+/// - Events ([`Context::publish`]) sent beside the workers, never in a reconcile (see
+///   [`Recorder`](super::events::Recorder));
+/// - on shutdown, reconciles in flight finish before the process exits, and the Events still
+///   queued are sent.
 pub struct Runner<'a, K: Cacheable> {
     name: &'static str,
     shared: &'a Shared,
@@ -576,7 +579,9 @@ where
                 shared.run_controller(&cache_name, store, main_loop)
             })
             .collect();
-        join_controllers(controllers, shared.shutdown.clone())
+        // Events go out beside the workers, and those still queued at the end before it ends.
+        let recorder = context.recorder.clone();
+        recorder.send_while(join_controllers(controllers, shared.shutdown.clone()))
     }
 }
 
