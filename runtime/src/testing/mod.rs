@@ -40,6 +40,7 @@ pub mod cluster;
 #[cfg(feature = "envtest")]
 pub mod envtest;
 pub mod fake;
+pub mod proxy;
 
 use std::time::Duration;
 
