@@ -17,10 +17,10 @@
 //! for each phase, with its stand-in Deployment controller, which makes every Deployment's pods
 //! available at once), or with `--cluster` the API server of KUBECONFIG (a real kube-apiserver:
 //! its controller manager makes the ReplicaSets and pods; without nodes they stay Pending),
-//! through a `testing::proxy::RecordingProxy`, which records each request the manager and the
-//! floor send. Both phases go the same way, through HTTP on 127.0.0.1. Runs alternate which phase
-//! goes first, so that neither always meets the other's aftermath (the controller manager still
-//! working through the Deployments of the phase before).
+//! through an `operator_rs_testing::proxy::RecordingProxy`, which records each request the
+//! manager and the floor send. Both phases go the same way, through HTTP on 127.0.0.1. Runs
+//! alternate which phase goes first, so that neither always meets the other's aftermath (the
+//! controller manager still working through the Deployments of the phase before).
 //!
 //! It prints, per phase: the time, its ratio to the floor of the same run, the requests per
 //! object by verb, split into the worker's path (the reads and writes `reconcile` makes itself:
@@ -57,8 +57,8 @@ use kube::{Client, CustomResourceExt as _, Resource as _, ResourceExt as _};
 use memcached_operator::api::v1alpha1::{Memcached, MemcachedSpec};
 use memcached_operator::controller::memcached::{DEFAULT_IMAGE, deployment};
 use operator_rs_runtime::controller::{condition, owner_reference};
-use operator_rs_runtime::testing::fake::{FakeApiServer, RecordedRequest, Verb};
-use operator_rs_runtime::testing::proxy::RecordingProxy;
+use operator_rs_testing::fake::{FakeApiServer, RecordedRequest, Verb};
+use operator_rs_testing::proxy::RecordingProxy;
 use serde_json::json;
 
 /// The concurrency of the manager (`--max-concurrent-reconciles`) and of the floor.

@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 use kube::{CustomResourceExt as _, ResourceExt as _};
 use memcached_operator::api::v1alpha1::Memcached;
 use operator_rs_runtime::sharding::SHARD_LABEL;
-use operator_rs_runtime::testing::fake::{FakeApiServer, Verb};
-use operator_rs_runtime::testing::from_yaml;
+use operator_rs_testing::fake::{FakeApiServer, Verb};
+use operator_rs_testing::from_yaml;
 
 /// The Memcached of the project's samples (`hack/memcached-project` makes it; the driver runs in
 /// the project's folder).
@@ -183,7 +183,7 @@ async fn main() {
 
     let requests = fake.requests();
     let writes_of = |resource: &str| {
-        let of = |r: &&operator_rs_runtime::testing::fake::RecordedRequest| {
+        let of = |r: &&operator_rs_testing::fake::RecordedRequest| {
             r.verb.is_write() && r.resource == resource
         };
         requests.iter().filter(of).count()

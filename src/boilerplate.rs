@@ -108,8 +108,54 @@ pub fn owner_and_year(header: &str) -> Option<(i64, String)> {
     Some((year.parse().ok()?, owner.to_string()))
 }
 
-/// The header from a `--license-file`: its text as it is (kubebuilder copies it too), checked
-/// like `hack/boilerplate.rs.txt` and ending with a line break.
+/// kubebuilder's placeholder for the year in a license header (`Copyright YEAR Acme.`), in a
+/// `--license-file` and in `hack/boilerplate.rs.txt`: the file keeps it, and each Rust file gets
+/// the year it is written in its place ([`with_year`]), as kubebuilder's scaffolds and
+/// controller-gen's `headerFile` do.
+pub const YEAR: &str = "YEAR";
+
+/// `header` with every standalone [`YEAR`] (not part of a longer word, as Go's `\bYEAR\b`)
+/// replaced by `year`.
+pub fn with_year(header: &str, year: i64) -> String {
+    let mut out = String::with_capacity(header.len());
+    let mut rest = header;
+    while let Some(at) = find_year(rest) {
+        out.push_str(&rest[..at]);
+        out.push_str(&year.to_string());
+        rest = &rest[at + YEAR.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` without `header` on top of it, where each [`YEAR`] of `header` may stand for any year
+/// (the header of a file written in an earlier year): None when `text` does not start with it.
+pub fn strip_header<'a>(text: &'a str, header: &str) -> Option<&'a str> {
+    let mut text = text;
+    let mut header = header;
+    while let Some(at) = find_year(header) {
+        text = text.strip_prefix(&header[..at])?;
+        let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return None;
+        }
+        text = &text[digits..];
+        header = &header[at + YEAR.len()..];
+    }
+    text.strip_prefix(header)
+}
+
+/// Where the first standalone [`YEAR`] of `text` starts.
+fn find_year(text: &str) -> Option<usize> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(YEAR).map(|(at, _)| at).find(|&at| {
+        !text[..at].chars().next_back().is_some_and(word)
+            && !text[at + YEAR.len()..].chars().next().is_some_and(word)
+    })
+}
+
+/// The header from a `--license-file`: its text as it is (kubebuilder copies it too, [`YEAR`]
+/// included), checked like `hack/boilerplate.rs.txt` and ending with a line break.
 pub fn from_license_file(path: &std::path::Path) -> anyhow::Result<String> {
     let shown = path.display();
     let text = match std::fs::read_to_string(path) {
@@ -334,5 +380,51 @@ mod tests {
             let err = check_header(bad).unwrap_err();
             assert!(err.contains(why), "{bad:?}: {err}");
         }
+    }
+
+    #[test]
+    fn the_year_placeholder_is_replaced_where_it_stands_alone() {
+        assert_eq!(
+            with_year("/*\nCopyright YEAR Acme.\n*/\n", 2026),
+            "/*\nCopyright 2026 Acme.\n*/\n"
+        );
+        assert_eq!(
+            with_year("// YEAR, YEAR-2030 (YEAR)\n", 2027),
+            "// 2027, 2027-2030 (2027)\n"
+        );
+        // Part of a longer word: kept, as by kubebuilder's \bYEAR\b.
+        for kept in [
+            "// YEARS",
+            "// _YEAR",
+            "// MYYEAR",
+            "// YEAR2",
+            "// yEAR",
+            "// ÉYEAR",
+        ] {
+            assert_eq!(with_year(kept, 2026), kept);
+        }
+        assert_eq!(with_year("", 2026), "");
+    }
+
+    #[test]
+    fn a_header_with_the_placeholder_matches_any_year() {
+        let header = "// Copyright YEAR Acme.\n// (c) YEAR\n";
+        assert_eq!(
+            strip_header("// Copyright 2024 Acme.\n// (c) 2025\nfn f() {}\n", header),
+            Some("fn f() {}\n")
+        );
+        assert_eq!(
+            strip_header("// Copyright  Acme.\n// (c) 2025\n", header),
+            None
+        );
+        assert_eq!(strip_header("// Copyright 2024 Acme.\n", header), None);
+        assert_eq!(
+            strip_header("// Copyright 2024 Acme.\nrest", "// Copyright 2024 Acme.\n"),
+            Some("rest")
+        );
+        assert_eq!(
+            strip_header("// Other.\n", "// Copyright 2024 Acme.\n"),
+            None
+        );
     }
 }

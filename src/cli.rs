@@ -167,10 +167,18 @@ pub enum AlphaCommand {
     /// Bring the project onto this operator-rs's scaffold: a three-way merge of the scaffold the
     /// project started from, your tree and the new scaffold; the runtime crate is replaced.
     #[command(after_help = "Examples:
-  # A project made by operator-rs 0.1.0, with that release's binary at hand
+  # A project made by operator-rs 0.1.0, with that release's binary at hand: one commit on
+  # the branch operator-rs-update-from-0.1.0-to-<this release>
   git commit -am 'before the update'
   operator-rs alpha update --from-binary ~/.local/operator-rs-0.1.0/bin/operator-rs
-  git diff        # review; resolve any CONFLICT the command listed
+  git show        # review; resolve any CONFLICT the command listed
+
+  # Keep the history (ancestor, your project, upgrade, merge) instead of one commit
+  operator-rs alpha update --from-version 0.1.0 --show-commits
+
+  # What kubebuilder's auto-update workflow runs: commit conflicts with their markers, keep the
+  # workflows as they are, push the branch and open an issue to review it
+  operator-rs alpha update --force --push --restore-path .github/workflows --open-gh-issue
 
   # See what would change
   operator-rs alpha update --from-binary /tmp/operator-rs-0.1.0 --dry-run")]
@@ -224,6 +232,10 @@ pub struct AlphaGenerateArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
     pub make: bool,
 
+    /// Go only (kubebuilder checks the Go version): accepted and ignored.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub skip_go_version_check: Option<bool>,
+
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -235,8 +247,9 @@ pub struct AlphaUpdateArgs {
     #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
     pub from_binary: Option<std::path::PathBuf>,
 
-    /// The release that made the project [default: cliVersion in PROJECT]. Without
-    /// --from-binary, `cargo install --locked operator-rs --version <VERSION>` builds it.
+    /// The release that made the project [default: cliVersion in PROJECT]; a leading v, as
+    /// kubebuilder writes its releases, is taken off. Without --from-binary, `cargo install
+    /// --locked operator-rs --version <VERSION>` builds it.
     #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
     pub from_version: Option<String>,
 
@@ -245,25 +258,59 @@ pub struct AlphaUpdateArgs {
     #[arg(long, value_name = "VERSION", allow_hyphen_values = true)]
     pub to_version: Option<String>,
 
+    /// The git branch that holds the project: the update is made from its last commit and the
+    /// output branch starts from it [default: the branch checked out; kubebuilder's is main].
+    #[arg(long, value_name = "BRANCH", allow_hyphen_values = true)]
+    pub from_branch: Option<String>,
+
     /// Commit the merge even where it conflicts (the files keep conflict markers and are
-    /// listed), update with uncommitted changes in the work tree, or when PROJECT says the
-    /// project is on the release already.
+    /// listed), or update with uncommitted changes in the work tree (which are left out).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub force: bool,
 
-    /// The branch the update is committed on [default: operator-rs-update-<from>-to-<to>];
-    /// it must not exist.
+    /// The branch the update is committed on [default:
+    /// operator-rs-update-from-<from>-to-<to>]; it must not exist.
     #[arg(long, value_name = "BRANCH", allow_hyphen_values = true)]
     pub output_branch: Option<String>,
 
-    /// One commit on the output branch instead of kubebuilder's history (ancestor, original,
-    /// upgrade and their merge).
+    /// Keep the history on the output branch (the ancestor, your project, the upgrade and their
+    /// merge) instead of one commit on the --from-branch, kubebuilder's default.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
-    pub squash: bool,
+    pub show_commits: bool,
+
+    /// One commit on the --from-branch: the default (--squash=false is --show-commits).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub squash: Option<bool>,
+
+    /// A path (file or folder) kept as the --from-branch has it, the update's changes under it
+    /// left out, e.g. .github/workflows (repeated for several; not with --show-commits).
+    #[arg(long, value_name = "PATH", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    pub restore_path: Vec<String>,
+
+    /// The commit message of an update without conflicts [default: chore(operator-rs): update
+    /// scaffold <from> -> <to>].
+    #[arg(long, value_name = "MESSAGE", allow_hyphen_values = true)]
+    pub merge_message: Option<String>,
+
+    /// The commit message of an update with conflicts (--force) [default: chore(operator-rs):
+    /// (:warning: manual conflict resolution required) update scaffold <from> -> <to>].
+    #[arg(long, value_name = "MESSAGE", allow_hyphen_values = true)]
+    pub conflict_message: Option<String>,
 
     /// `git push -u origin <output branch>` after the update.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub push: bool,
+
+    /// Open a GitHub issue with a link to compare the --from-branch and the output branch, and
+    /// a checklist, after the update (needs GitHub's `gh` CLI, logged in).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub open_gh_issue: bool,
+
+    /// A git setting for this run's git commands, key=value (repeated for several), on top of
+    /// merge.renameLimit=999999, diff.renameLimit=999999 and merge.conflictStyle=merge;
+    /// `disable` drops those three.
+    #[arg(long, value_name = "KEY=VALUE", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    pub git_config: Vec<String>,
 
     /// Merge into the files of the folder, with no git branches (works outside git too).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
@@ -289,9 +336,15 @@ pub enum GenerateCommand {
   # What `make bundle` runs (after `operator-rs generate kustomize manifests --interactive=false`)
   kubectl kustomize config/manifests | operator-rs generate bundle --input - --version 0.0.1
 
+  # operator-sdk's `make bundle` line
+  kubectl kustomize config/manifests | operator-rs generate bundle -q --overwrite --version 0.0.1
+
   # The upgrade to 0.0.2, in two channels, replacing 0.0.1 and skipping anything older
   operator-rs generate bundle --version 0.0.2 --channels alpha,stable --default-channel stable \\
-      --replaces memcached-operator.v0.0.1 --skip-range '<0.0.2'")]
+      --replaces memcached-operator.v0.0.1 --skip-range '<0.0.2'
+
+  # From cluster-ready manifests on disk, into another folder
+  operator-rs generate bundle --input-dir deploy --version 0.0.1 --output-dir out/bundle")]
     Bundle(GenerateBundleArgs),
 
     /// Add bundles to a file-based catalog (catalog/<package>/index.yaml: olm.package,
@@ -404,6 +457,34 @@ pub struct KustomizeManifestsArgs {
     )]
     pub install_modes: Option<Vec<String>>,
 
+    /// The package name: the base is bases/<package>.clusterserviceversion.yaml [default: the
+    /// project name].
+    #[arg(long, allow_hyphen_values = true)]
+    pub package: Option<String>,
+
+    /// The folder the existing base is read from [default: --output-dir].
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub input_dir: Option<std::path::PathBuf>,
+
+    /// The folder the base and its kustomization are written to, inside the project.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "config/manifests",
+        allow_hyphen_values = true
+    )]
+    pub output_dir: std::path::PathBuf,
+
+    /// The folder of the CRDs the owned kinds' descriptions are read from: operator-rs reads the
+    /// API types' doc comments through the CRDs `make manifests` renders from them.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "config/crd/bases",
+        allow_hyphen_values = true
+    )]
+    pub apis_dir: std::path::PathBuf,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -414,9 +495,33 @@ pub struct KustomizeManifestsArgs {
 
 #[derive(Debug, Args)]
 pub struct GenerateBundleArgs {
-    /// The bundle's version (semver, e.g. 0.0.1): the CSV's spec.version and name.
+    /// The bundle's version (semver, e.g. 0.0.1): the CSV's spec.version and name [default: the
+    /// base's].
     #[arg(short, long, allow_hyphen_values = true)]
-    pub version: String,
+    pub version: Option<String>,
+
+    /// Write the bundle's manifests: the CSV, the CRDs and the other objects in
+    /// <output-dir>/manifests/ [default: both parts, when neither --manifests nor --metadata is
+    /// given].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub manifests: Option<bool>,
+
+    /// Write the bundle's metadata: <output-dir>/metadata/annotations.yaml and
+    /// bundle.Dockerfile.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub metadata: Option<bool>,
+
+    /// The bundle's folder, inside the project [default: bundle].
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub output_dir: Option<std::path::PathBuf>,
+
+    /// Write the manifests to stdout (YAML documents) instead of <output-dir>/manifests.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
+    pub stdout: bool,
+
+    /// Write the metadata even if the bundle has some already (--overwrite=false keeps it).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub overwrite: bool,
 
     /// Channels the bundle is published in (comma-separated).
     #[arg(
@@ -456,13 +561,41 @@ pub struct GenerateBundleArgs {
     /// Require every image of the CSV to be pinned by digest (name@sha256:…), as OLM's
     /// disconnected installs need. Offline, tags are not resolved: give IMG as name@sha256:…
     /// (docs/olm.md says how to find a digest).
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub use_image_digests: bool,
 
-    /// Kustomize's rendering of config/manifests: a file, or - for stdin [default: run
-    /// `kubectl kustomize config/manifests`].
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    /// Kustomize's rendering of config/manifests: a file, or - for stdin [default: stdin when it
+    /// is a pipe, else the output of `kubectl kustomize <kustomize-dir>`].
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true, conflicts_with_all = ["input_dir", "deploy_dir"])]
     pub input: Option<std::path::PathBuf>,
+
+    /// A folder of cluster-ready manifests to make the bundle from (every YAML document of its
+    /// files, recursively); the CSV base is the one in --kustomize-dir when they hold none.
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true, conflicts_with_all = ["deploy_dir", "crds_dir"])]
+    pub input_dir: Option<std::path::PathBuf>,
+
+    /// Like --input-dir (operator-sdk's older flag); with --crds-dir, the CRDs are that folder's.
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub deploy_dir: Option<std::path::PathBuf>,
+
+    /// The folder of the CRDs, with --deploy-dir.
+    #[arg(
+        long,
+        value_name = "DIR",
+        allow_hyphen_values = true,
+        requires = "deploy_dir"
+    )]
+    pub crds_dir: Option<std::path::PathBuf>,
+
+    /// The folder of the CSV base (bases/<package>.clusterserviceversion.yaml) and its
+    /// kustomization.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "config/manifests",
+        allow_hyphen_values = true
+    )]
+    pub kustomize_dir: std::path::PathBuf,
 
     /// Print nothing but errors.
     #[arg(short, long)]
@@ -589,6 +722,17 @@ pub struct CreateWebhookArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     pub webhook_certs: Option<WebhookCerts>,
 
+    /// Plugins (comma-separated): `go/v4` (this layout), and external plugins
+    /// (`<name>/<version>`, kubebuilder's protocol; docs/plugins.md), run after the webhook's
+    /// files are planned.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "PLUGIN",
+        allow_hyphen_values = true
+    )]
+    pub plugins: Vec<String>,
+
     #[command(flatten)]
     pub external: ExternalApiArgs,
 
@@ -638,6 +782,11 @@ pub struct CreateApiArgs {
     /// Run `make manifests` afterwards to write the CRD and RBAC manifests.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
     pub make: bool,
+
+    /// kubebuilder's deploy-image `--manifests`: run `make manifests` afterwards (kubebuilder's
+    /// --make runs `make generate`, which Rust does not need); false skips it, as --make=false.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "true")]
+    pub manifests: bool,
 
     /// Name of the controller, to add another controller for a kind that has one (kubebuilder's
     /// --controller-name): a DNS-1123 label, its name in logs, metrics and Events.
@@ -803,12 +952,17 @@ pub struct EditArgs {
     pub webhook_certs: Option<WebhookCerts>,
 
     /// Overwrite config/ files that cannot be edited in place (kubebuilder's --force rewrites
-    /// config/manager/manager.yaml).
+    /// config/manager/manager.yaml); with --plugins helm/v2-alpha, write the chart's files that
+    /// are yours again, but Chart.yaml (kubebuilder's helm plugin's --force).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub force: bool,
 
     #[command(flatten)]
     pub common: CommonArgs,
+
+    /// The flags of the plugins of the whole project, last: each under its own heading.
+    #[command(flatten)]
+    pub plugin_flags: crate::plugins::ProjectPluginArgs,
 }
 
 /// Flags every scaffolding command takes.

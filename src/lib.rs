@@ -7,10 +7,13 @@ pub mod cli;
 pub mod commands;
 pub mod external;
 pub mod names;
-pub mod olm;
+/// OLM packaging (the CSV base, bundles, catalogs, `bundle validate`): the operator-rs-olm crate,
+/// which the `generate`, `bundle` and `catalog` commands call.
+pub use operator_rs_olm as olm;
 pub mod openapi;
 pub mod plugins;
 pub mod project;
+pub mod refused_flags;
 pub mod runtime_crate;
 pub mod scaffold;
 pub mod stored_names;

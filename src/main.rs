@@ -7,8 +7,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind;
+use clap::{CommandFactory as _, FromArgMatches as _};
 
 use operator_rs::cli::{
     AlphaCommand, BundleCommand, Cli, Command, CreateCommand, GenerateCommand, KustomizeCommand,
@@ -17,7 +17,7 @@ use operator_rs::commands;
 use operator_rs::scaffold;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(err)
             if matches!(
@@ -40,11 +40,41 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            // `{:#}` joins the error chain with ": " on one line.
-            eprintln!("error: {err:#}");
+            // `{:#}` joins the error chain with ": " on one line; text an error quotes from a
+            // program it ran (kubectl's stderr) is joined too: an error is one line.
+            let text = format!("{err:#}");
+            let lines: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("error: {}", lines.join(" "));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The command line, with the flags of the external plugins it names (kubebuilder's protocol:
+/// they are asked for them before it is parsed).
+fn parse() -> Result<Cli, clap::Error> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let argv: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    // kubebuilder's and operator-sdk's flags that operator-rs does not take, with the reason.
+    if let Some(refusal) = operator_rs::refused_flags::check(&argv) {
+        return Err(clap::Error::raw(
+            ErrorKind::UnknownArgument,
+            format!("{refusal}\n"),
+        ));
+    }
+    let command = match std::env::current_dir() {
+        Ok(cwd) => operator_rs::plugins::external::flags::augment(Cli::command(), &argv, &cwd),
+        Err(_) => Cli::command(),
+    };
+    let matches = command.try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {

@@ -265,19 +265,24 @@ const RUST_PRIMITIVES: &[&str] = &[
 const STD_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
 
 /// Modules declared next to the ones operator-rs adds: tests/e2e/main.rs has `mod manager;` and
-/// `use operator_rs_runtime::e2e;` beside one module per deploy-image kind.
+/// `use operator_rs_testing::e2e;` beside one module per deploy-image kind.
 const SIBLING_MODULES: &[&str] = &["manager", "e2e"];
 
-/// The manifests of the generated project and of its runtime crate: their dependencies are
-/// the crates its code names, so no module or crate of the project may take those names.
-const PROJECT_MANIFESTS: [&str; 2] = [
+/// The manifests of the generated project and of operator-rs's crates in it: their dependencies
+/// are the crates its code names, so no module or crate of the project may take those names.
+const PROJECT_MANIFESTS: [&str; 3] = [
     include_str!("../templates/init/Cargo.toml.in"),
     include_str!("../embedded-runtime/Cargo.toml.in"),
+    include_str!("../embedded-testing/Cargo.toml.in"),
 ];
 
-/// Crate names (`-` as `_`) of the runtime crate and of every dependency in [`PROJECT_MANIFESTS`].
+/// Crate names (`-` as `_`) of operator-rs's crates and of every dependency in
+/// [`PROJECT_MANIFESTS`].
 static DEPENDENCY_CRATES: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
-    let mut names = BTreeSet::from(["operator_rs_runtime".to_string()]);
+    let mut names = BTreeSet::from([
+        "operator_rs_runtime".to_string(),
+        "operator_rs_testing".to_string(),
+    ]);
     for manifest in PROJECT_MANIFESTS {
         let Ok(doc) = manifest.parse::<toml_edit::DocumentMut>() else {
             continue;
@@ -958,6 +963,8 @@ mod tests {
             ("kube", "crate"),
             ("serde-json", "crate"),
             ("operator-rs-runtime", "crate"),
+            ("operator-rs-testing", "crate"),
+            ("kube-cel", "crate"),
             ("std", "crate"),
             ("yes", "YAML"),
             ("off", "YAML"),

@@ -1,10 +1,11 @@
 //! The one file operator-rs writes under a name that its own package cannot hold.
 //!
 //! `cargo package` (and so a `cargo install operator-rs` from a registry) leaves out every folder
-//! that holds a `Cargo.toml`, taking it for another package: `templates/init/` and the runtime
-//! crate would be missing from the published operator-rs, which embeds both. The manifests it
+//! that holds a `Cargo.toml`, taking it for another package: `templates/init/` and the vendored
+//! crates would be missing from the published operator-rs, which embeds them. The manifests it
 //! writes are therefore stored as [`STORED_MANIFEST`] (`templates/init/Cargo.toml.in`, and
-//! `embedded-runtime/Cargo.toml.in`, a link to `runtime/Cargo.toml`) and written as `Cargo.toml`.
+//! `embedded-runtime/Cargo.toml.in` and `embedded-testing/Cargo.toml.in`, links to
+//! `runtime/Cargo.toml` and `testing/Cargo.toml`) and written as `Cargo.toml`.
 
 /// The name a `Cargo.toml` that operator-rs writes is stored under.
 pub const STORED_MANIFEST: &str = "Cargo.toml.in";

@@ -324,7 +324,10 @@ fn update_on_branches_commits_the_merge_with_conflicts_listed_and_marked() {
         &older_arg,
         "--make=false",
     ];
-    let out_branch = format!("operator-rs-update-0.0.9-to-{}", env!("CARGO_PKG_VERSION"));
+    let out_branch = format!(
+        "operator-rs-update-from-0.0.9-to-{}",
+        env!("CARGO_PKG_VERSION")
+    );
 
     // Without --force a conflict is not committed: the two sides are left on branches whose
     // merge base is the ancestor, for `git merge` by hand; the work tree is as it was.
@@ -361,9 +364,15 @@ fn update_on_branches_commits_the_merge_with_conflicts_listed_and_marked() {
     };
     assert_eq!(worktree(&before), worktree(&tree(&dir)));
 
-    // With --force the merge is committed, markers and all, and checked out.
+    // With --force the merge is committed, markers and all, and checked out; --show-commits
+    // keeps kubebuilder's history, in the conflict style --git-config asks for.
     let mut forced = update.to_vec();
-    forced.push("--force");
+    forced.extend([
+        "--force",
+        "--show-commits",
+        "--git-config",
+        "merge.conflictStyle=diff3",
+    ]);
     let out = run_ok(&dir, &forced);
     assert!(out.contains("CONFLICT src/controller/captain.rs"), "{out}");
     assert!(out.contains("merged Makefile"), "{out}");
@@ -395,13 +404,24 @@ fn update_on_branches_commits_the_merge_with_conflicts_listed_and_marked() {
         git(&dir, &["rev-parse", &format!("{}^{{tree}}", parents[0])]),
         git(&dir, &["rev-parse", "main^{tree}"])
     );
-    assert!(git(&dir, &["log", "-1", "--format=%B"]).contains("- src/controller/captain.rs"));
+    let message = git(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with(&format!(
+            "chore(operator-rs): (:warning: manual conflict resolution required) update scaffold \
+             0.0.9 -> {}",
+            env!("CARGO_PKG_VERSION")
+        )) && message.contains("- src/controller/captain.rs"),
+        "{message}"
+    );
+    assert!(captain.contains("||||||| operator-rs 0.0.9\n"), "{captain}");
     let ancestor_makefile = git(&dir, &["show", &format!("{ancestor}:Makefile")]);
     assert!(ancestor_makefile.contains("Run clippy (0.0.9)"));
 }
 
+/// kubebuilder's default: one commit on the base branch, with `--restore-path`, the messages
+/// and `--push` as kubebuilder's auto-update workflow passes them.
 #[test]
-fn update_squash_gives_one_commit_on_the_named_branch_and_pushes_it() {
+fn update_squashes_by_default_onto_the_named_branch_and_pushes_it() {
     let (tmp, dir) = folder("crew");
     let older = older_release(tmp.path());
     project_in_git(&dir, &older, false);
@@ -421,33 +441,128 @@ fn update_squash_gives_one_commit_on_the_named_branch_and_pushes_it() {
             "--from-binary",
             &older_arg,
             "--make=false",
-            "--squash",
             "--output-branch",
             "upkeep",
             "--push",
+            "--restore-path",
+            "src/controller/sailor.rs",
+            "--merge-message",
+            "chore: upkeep",
         ],
     );
     assert!(!out.contains("CONFLICT"), "{out}");
     assert_eq!(git(&dir, &["branch", "--show-current"]), "upkeep");
     assert_eq!(git(&dir, &["rev-list", "--count", "main..upkeep"]), "1");
     assert_eq!(git(&dir, &["rev-parse", "upkeep^"]), main);
+    assert_eq!(git(&dir, &["log", "-1", "--format=%B"]), "chore: upkeep");
     let changed = git(&dir, &["diff", "--name-only", "main", "upkeep"]);
-    for path in [
-        "Makefile",
-        "PROJECT",
-        "src/controller/captain.rs",
-        "src/controller/sailor.rs",
-    ] {
+    for path in ["Makefile", "PROJECT", "src/controller/captain.rs"] {
         assert!(
             changed.lines().any(|l| l == path),
             "{path} not in {changed}"
         );
     }
+    // The restored path is as main has it.
+    assert!(!changed.contains("src/controller/sailor.rs"), "{changed}");
+    assert!(
+        out.contains("restored src/controller/sailor.rs: left as it was"),
+        "{out}"
+    );
     let makefile = std::fs::read_to_string(dir.join("Makefile")).unwrap();
     assert!(makefile.contains("fleet: ## Hand-written.") && makefile.contains("Run cargo clippy"));
     assert_eq!(
         git(&origin, &["rev-parse", "upkeep"]),
         git(&dir, &["rev-parse", "upkeep"])
+    );
+}
+
+/// `--from-branch` names the base (not the branch checked out), and `--open-gh-issue` opens an
+/// issue with `gh` that links base and output; without `gh` it is refused before anything runs.
+#[test]
+fn update_from_a_named_branch_opens_an_issue_with_gh() {
+    let (tmp, dir) = folder("crew");
+    let older = older_release(tmp.path());
+    project_in_git(&dir, &older, false);
+    git(&dir, &["checkout", "--quiet", "-b", "elsewhere"]);
+    edit(&dir.join("README.md"), "#", "# (elsewhere)\n#");
+    commit_all(&dir, "work elsewhere");
+    let older_arg = older.display().to_string();
+    let update = [
+        "alpha",
+        "update",
+        "--from-binary",
+        &older_arg,
+        "--make=false",
+        "--from-branch",
+        "main",
+        "--open-gh-issue",
+    ];
+
+    // A PATH with git and without gh.
+    let git_only = tmp.path().join("git-only");
+    std::fs::create_dir_all(&git_only).unwrap();
+    let git_path = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let git_path = String::from_utf8(git_path.stdout).unwrap();
+    std::os::unix::fs::symlink(git_path.trim(), git_only.join("git")).unwrap();
+    let before = tree(&dir);
+    let out = operator_rs(&dir)
+        .args(update)
+        .env("PATH", &git_only)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("`gh` CLI, which was not found"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert_eq!(before, tree(&dir));
+
+    // A stand-in for gh that logs what it is asked.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = tmp.path().join("gh.log");
+    support::executable(
+        &bin.join("gh"),
+        &format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\ncase \"$1 $2\" in\n\
+             'repo view') echo acme/crew ;;\n\
+             'issue create') echo https://github.com/acme/crew/issues/7 ;;\n\
+             esac\n",
+            log = log.display()
+        ),
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = operator_rs(&dir)
+        .args(update)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let branch = format!(
+        "operator-rs-update-from-0.0.9-to-{}",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(
+        git(&dir, &["rev-parse", &format!("{branch}^")]),
+        git(&dir, &["rev-parse", "main"])
+    );
+    assert!(!git(&dir, &["show", &format!("{branch}:README.md")]).contains("(elsewhere)"));
+    assert!(
+        stdout.contains("Opened https://github.com/acme/crew/issues/7"),
+        "{stdout}"
+    );
+    let asked = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        asked.contains("issue create --repo acme/crew --title [Action Required] Upgrade the Scaffold: 0.0.9 -> ")
+            && asked.contains(&format!("https://github.com/acme/crew/compare/main...{branch}?expand=1")),
+        "{asked}"
     );
 }
 
@@ -561,6 +676,29 @@ fn update_refusals_change_nothing() {
             "--squash",
         ],
         &["--in-place"],
+    );
+    assert_refused(
+        &dir,
+        &[
+            "alpha",
+            "update",
+            "--from-binary",
+            &older_arg,
+            "--from-branch",
+            "trunk",
+        ],
+        &["--from-branch \"trunk\"", "does not exist locally"],
+    );
+    assert_refused(
+        &dir,
+        &[
+            "alpha",
+            "update",
+            "--show-commits",
+            "--restore-path",
+            "docs",
+        ],
+        &["--restore-path", "not supported with --show-commits"],
     );
     // Uncommitted changes, on branches and in place.
     edit(&dir.join("Makefile"), "##@ Build", "##@ Building");

@@ -311,6 +311,72 @@ fn copyright_license_and_license_file_at_init() {
     );
 }
 
+/// kubebuilder's `YEAR` in a license file: `hack/boilerplate.rs.txt` keeps it and each Rust file
+/// gets the year it is written in (SOURCE_DATE_EPOCH here); `edit --license` finds the old header
+/// on files of any year.
+#[test]
+fn the_year_placeholder_of_a_license_file() {
+    let (_tmp, dir) = folder("crew");
+    let header = dir.parent().unwrap().join("header.txt");
+    std::fs::write(&header, "/*\nCopyright YEAR The Kubernetes authors.\n*/\n").unwrap();
+    run_ok(&dir, &["init", "--license-file", header.to_str().unwrap()]);
+    let boilerplate = std::fs::read_to_string(dir.join("hack/boilerplate.rs.txt")).unwrap();
+    assert_eq!(
+        boilerplate,
+        "/*\nCopyright YEAR The Kubernetes authors.\n*/\n"
+    );
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.starts_with("/*\nCopyright 2026 The Kubernetes authors.\n*/\n\n"),
+        "{lib}"
+    );
+
+    // A year later (2027-09-22), a new kind's files have that year.
+    let out = support::operator_rs(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+        ])
+        .args(["--make=false"])
+        .env("SOURCE_DATE_EPOCH", "1821000000")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let types = std::fs::read_to_string(dir.join("src/api/v1/frigate.rs")).unwrap();
+    assert!(
+        types.starts_with("/*\nCopyright 2027 The Kubernetes authors.\n*/\n"),
+        "{types}"
+    );
+
+    // Both years' files carry the header that edit replaces.
+    run_ok(&dir, &["edit", "--license", "copyright", "--owner", "Acme"]);
+    for path in ["src/lib.rs", "src/api/v1/frigate.rs"] {
+        let text = std::fs::read_to_string(dir.join(path)).unwrap();
+        assert!(
+            text.starts_with("// Copyright 2026 Acme.\n\n"),
+            "{path}: {text}"
+        );
+        assert!(!text.contains("Kubernetes authors"), "{path}");
+    }
+    // And a new file with YEAR: edit writes it with the year, the boilerplate with YEAR.
+    std::fs::write(&header, "// (c) YEAR Acme\n").unwrap();
+    run_ok(&dir, &["edit", "--license-file", header.to_str().unwrap()]);
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(lib.starts_with("// (c) 2026 Acme\n\n"), "{lib}");
+    let boilerplate = std::fs::read_to_string(dir.join("hack/boilerplate.rs.txt")).unwrap();
+    assert_eq!(boilerplate, "// (c) YEAR Acme\n");
+}
+
 #[test]
 fn refusals() {
     let (_tmp, dir) = folder("crew");

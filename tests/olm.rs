@@ -1327,6 +1327,8 @@ fn bad_input_is_refused_and_changes_nothing() {
         ],
         &["Job migrate (batch/v1) cannot go into a bundle"],
     );
+    // Manifests without a CSV take the base of config/manifests, as operator-sdk's do; a
+    // --kustomize-dir without one is refused.
     let no_csv = dir.parent().unwrap().join("no-csv.yaml");
     let without_csv: String = fixture_objects(&MEMCACHED)
         .iter()
@@ -1334,6 +1336,13 @@ fn bad_input_is_refused_and_changes_nothing() {
         .map(|o| format!("---\n{}", serde_yaml::to_string(o).unwrap()))
         .collect();
     std::fs::write(&no_csv, without_csv).unwrap();
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(empty.join("bases")).unwrap();
+    std::fs::write(
+        empty.join("bases/memcached-operator.clusterserviceversion.yaml"),
+        "kind: ConfigMap\napiVersion: v1\nmetadata: {name: x}\n",
+    )
+    .unwrap();
     assert_refused(
         &dir,
         &[
@@ -1343,9 +1352,14 @@ fn bad_input_is_refused_and_changes_nothing() {
             "0.0.2",
             "--input",
             no_csv.to_str().unwrap(),
+            "--kustomize-dir",
+            "empty",
         ],
-        &["renders no ClusterServiceVersion"],
+        &[
+            "empty/bases/memcached-operator.clusterserviceversion.yaml holds no ClusterServiceVersion",
+        ],
     );
+    std::fs::remove_dir_all(&empty).unwrap();
 
     let manifests = |flags: &[&'static str]| {
         let mut argv = vec!["generate", "kustomize", "manifests", "--interactive=false"];
@@ -3077,5 +3091,286 @@ fn custom_categories_come_from_the_environment() {
             .iter()
             .any(|l| l.contains("\"MyCoolThing\" is not in the set of standard categories")),
         "{standard:?}"
+    );
+}
+
+/// operator-sdk's `make bundle` line and flags (`generate bundle` 1.42): the manifests from a
+/// pipe, the two parts one at a time, another folder, stdout, `--overwrite=false`.
+#[test]
+fn operator_sdks_bundle_flags() {
+    let (_tmp, dir) = project(&MEMCACHED);
+    run_ok(&dir, MANIFESTS_FLAGS);
+    let rendered = std::fs::read_to_string(render(&MEMCACHED, &dir)).unwrap();
+    // `kustomize build config/manifests | operator-sdk generate bundle -q --overwrite --version …`
+    let out = operator_rs(&dir)
+        .args([
+            "generate",
+            "bundle",
+            "-q",
+            "--overwrite",
+            "--version",
+            "0.0.1",
+        ])
+        .write_stdin(rendered.clone())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let (ok, report) = validate(&dir, "./bundle");
+    assert!(ok, "{report}");
+    let whole = tree(&dir);
+
+    // --manifests alone leaves the metadata as it is; --metadata alone, the manifests.
+    std::fs::write(dir.join("bundle/metadata/annotations.yaml"), "mine\n").unwrap();
+    let run = |flags: &[&str]| {
+        let out = operator_rs(&dir)
+            .args(["generate", "bundle", "-q"])
+            .args(flags)
+            .write_stdin(rendered.clone())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{flags:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&["--manifests", "--version", "0.0.2"]);
+    assert_eq!(read(&dir, "bundle/metadata/annotations.yaml"), "mine\n");
+    assert!(read(&dir, &csv_path(&MEMCACHED)).contains("name: memcached-operator.v0.0.2"));
+    run(&["--metadata", "--overwrite=false"]);
+    assert_eq!(read(&dir, "bundle/metadata/annotations.yaml"), "mine\n");
+    run(&["--metadata", "--channels", "stable"]);
+    assert!(read(&dir, "bundle/metadata/annotations.yaml").contains("channels.v1: stable"));
+    assert!(read(&dir, &csv_path(&MEMCACHED)).contains("name: memcached-operator.v0.0.2"));
+
+    // Another folder: the Dockerfile copies from it.
+    run(&["--version", "0.0.1", "--output-dir", "out/bundle"]);
+    let dockerfile = read(&dir, "bundle.Dockerfile");
+    assert!(
+        dockerfile.contains("COPY out/bundle/manifests /manifests/"),
+        "{dockerfile}"
+    );
+    assert!(
+        dir.join("out/bundle/manifests/memcached-operator.clusterserviceversion.yaml")
+            .is_file()
+    );
+    let (ok, report) = validate(&dir, "./out/bundle");
+    assert!(ok, "{report}");
+
+    // --stdout: the manifests as YAML documents, nothing else printed, no manifests written.
+    let before = tree(&dir);
+    let printed = run(&["--version", "0.0.1", "--stdout", "--manifests"]);
+    assert_eq!(before, tree(&dir));
+    assert!(
+        printed.starts_with(
+            "---\napiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion"
+        ),
+        "{printed}"
+    );
+    let csv = whole[&csv_path(&MEMCACHED)].clone();
+    assert!(printed.contains(std::str::from_utf8(&csv).unwrap()));
+
+    // Refusals: operator-sdk's rules, and a folder outside the project.
+    for (flags, expected) in [
+        (
+            &["--stdout", "--output-dir", "x"][..],
+            "--output-dir cannot be set if writing to stdout",
+        ),
+        (
+            &["--output-dir", "../elsewhere"],
+            "must be inside the project",
+        ),
+        (&["--crds-dir", "config/crd/bases"], "--deploy-dir"),
+        (
+            &["--input-dir", "nowhere"],
+            "--input-dir nowhere: no such folder",
+        ),
+        (
+            &["--input-dir", "config", "--deploy-dir", "config"],
+            "cannot be used with",
+        ),
+    ] {
+        let mut argv = vec!["generate", "bundle", "--version", "0.0.3"];
+        argv.extend(flags);
+        assert_refused(&dir, &argv, &[expected]);
+    }
+}
+
+/// operator-sdk's `--input-dir` (and `--deploy-dir` with `--crds-dir`): cluster-ready manifests
+/// on disk, the CSV base from --kustomize-dir; and outside a project with `--package`.
+#[test]
+fn bundles_from_folders_of_manifests() {
+    let (tmp, dir) = project(&MEMCACHED);
+    run_ok(&dir, MANIFESTS_FLAGS);
+    // The fixture's objects but the CSV, a file each, in deploy/ (CRDs also in crds/).
+    let deploy = dir.join("deploy");
+    let crds = dir.join("crds");
+    std::fs::create_dir_all(&deploy).unwrap();
+    std::fs::create_dir_all(&crds).unwrap();
+    for (i, object) in fixture_objects(&MEMCACHED)
+        .iter()
+        .filter(|o| o["kind"] != "ClusterServiceVersion")
+        .enumerate()
+    {
+        let text = serde_yaml::to_string(object).unwrap();
+        std::fs::write(deploy.join(format!("{i:02}.yaml")), &text).unwrap();
+        if object["kind"] == "CustomResourceDefinition" {
+            std::fs::write(crds.join(format!("{i:02}.yaml")), &text).unwrap();
+        }
+    }
+    run_ok(
+        &dir,
+        &[
+            "generate",
+            "bundle",
+            "--input-dir",
+            "deploy",
+            "--version",
+            "0.0.1",
+            "-q",
+        ],
+    );
+    let csv = read(&dir, &csv_path(&MEMCACHED));
+    assert!(
+        csv.contains("provider:\n    name: Acme"),
+        "the base's fields: {csv}"
+    );
+    let (ok, report) = validate(&dir, "./bundle");
+    assert!(ok, "{report}");
+    run_ok(
+        &dir,
+        &[
+            "generate",
+            "bundle",
+            "--deploy-dir",
+            "deploy",
+            "--crds-dir",
+            "crds",
+            "--version",
+            "0.0.1",
+            "-q",
+        ],
+    );
+    assert_eq!(read(&dir, &csv_path(&MEMCACHED)), csv);
+
+    // Outside any project: --package names the bundle, whose CSV base is a new one.
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    assert_refused(
+        &elsewhere,
+        &[
+            "generate",
+            "bundle",
+            "--input-dir",
+            deploy.to_str().unwrap(),
+            "--version",
+            "0.0.1",
+        ],
+        &["--package"],
+    );
+    run_ok(
+        &elsewhere,
+        &[
+            "generate",
+            "bundle",
+            "--input-dir",
+            deploy.to_str().unwrap(),
+            "--version",
+            "0.0.1",
+            "--package",
+            "memcached",
+            "-q",
+        ],
+    );
+    let csv = read(
+        &elsewhere,
+        "bundle/manifests/memcached.clusterserviceversion.yaml",
+    );
+    assert!(csv.contains("name: memcached.v0.0.1"), "{csv}");
+}
+
+/// `generate kustomize manifests`'s `--package`, `--input-dir`, `--output-dir`, `--apis-dir`.
+#[test]
+fn operator_sdks_kustomize_manifests_flags() {
+    let (_tmp, dir) = project(&MEMCACHED);
+    run_ok(&dir, MANIFESTS_FLAGS);
+    let mut argv = MANIFESTS_FLAGS.to_vec();
+    argv.extend([
+        "--package",
+        "cache-operator",
+        "--output-dir",
+        "config/olm",
+        "-q",
+    ]);
+    run_ok(&dir, &argv);
+    let base = read(
+        &dir,
+        "config/olm/bases/cache-operator.clusterserviceversion.yaml",
+    );
+    assert!(base.contains("name: cache-operator.v0.0.0"), "{base}");
+    assert!(
+        read(&dir, "config/olm/kustomization.yaml")
+            .contains("- bases/cache-operator.clusterserviceversion.yaml")
+    );
+    // --input-dir: the base of another folder, written to the output folder with what it holds.
+    let original = read(
+        &dir,
+        "config/manifests/bases/memcached-operator.clusterserviceversion.yaml",
+    );
+    run_ok(
+        &dir,
+        &[
+            "generate",
+            "kustomize",
+            "manifests",
+            "--interactive=false",
+            "-q",
+            "--input-dir",
+            "config/manifests",
+            "--output-dir",
+            "config/copy",
+        ],
+    );
+    assert_eq!(
+        read(
+            &dir,
+            "config/copy/bases/memcached-operator.clusterserviceversion.yaml"
+        ),
+        original
+    );
+    // --apis-dir names the CRDs' folder; one without CRDs is refused with why.
+    assert_refused(
+        &dir,
+        &[
+            "generate",
+            "kustomize",
+            "manifests",
+            "--interactive=false",
+            "--apis-dir",
+            "src/api",
+        ],
+        &["--apis-dir src/api holds no CRDs", "config/crd/bases"],
+    );
+    assert_refused(
+        &dir,
+        &[
+            "generate",
+            "kustomize",
+            "manifests",
+            "--interactive=false",
+            "--package",
+            "Not_A_Name",
+        ],
+        &["--package \"Not_A_Name\" is not a valid name"],
     );
 }

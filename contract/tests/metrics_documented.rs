@@ -18,11 +18,11 @@ use operator_rs_runtime::kube::api::ObjectMeta;
 use operator_rs_runtime::kube::runtime::controller::Action;
 use operator_rs_runtime::manager::{Shared, client};
 use operator_rs_runtime::metrics::Metrics;
-use operator_rs_runtime::testing::fake::FakeApiServer;
 use operator_rs_runtime::webhook::server::{instrument, router};
 use operator_rs_runtime::webhook::{
     AdmissionRequest, Defaulter, Denial, FailurePolicy, Operation, Registration, Webhook,
 };
+use operator_rs_testing::fake::FakeApiServer;
 
 /// The names of the series the runtime's registry serves once a controller reconciled, the
 /// manager's client sent requests, leader election ran and the webhook server started.

@@ -26,16 +26,12 @@
 //!   or as a Job.
 //! - [`manifests`]: writes the CRDs, the manager's RBAC role and the webhook configurations under
 //!   `config/` from the Rust code (`make manifests`), with no Go and no controller-gen.
-//! - `testing`: a mocked API server for reconcile tests, a stateful fake API server for tests
-//!   that run whole controllers, as strict as a real one (CRD schemas, CEL rules, RBAC,
-//!   admission), and AdmissionReview helpers.
-//! - `e2e`: what the generated end-to-end suite (`make test-e2e`) shares: cluster set-up,
-//!   `kubectl`, waiting, the metrics endpoint.
 //!
-//! The last two, and the webhooks' `testing` helpers, are test harnesses: each is behind the cargo
-//! feature of its name, which a generated project turns on in its `[dev-dependencies]` only, so
-//! that the manager it ships compiles neither them nor their dependencies. (Their documentation:
-//! `cargo doc -p operator-rs-runtime --all-features`.)
+//! The test harnesses are a crate of their own, `operator-rs-testing`, which a generated project
+//! takes in its `[dev-dependencies]` only: a mocked API server for reconcile tests, a stateful
+//! fake API server for tests that run whole controllers, as strict as a real one, the webhooks'
+//! review helpers, and what the end-to-end suite shares. The manager a project ships links none
+//! of them.
 //!
 //! The crate re-exports the versions of [`kube`] and [`k8s_openapi`] it is built with, so that a
 //! project and its runtime always agree on them, and [`prometheus_client`], for metrics of a
@@ -43,16 +39,12 @@
 
 pub mod cache;
 pub mod controller;
-#[cfg(feature = "e2e")]
-pub mod e2e;
 mod lease;
 pub mod manager;
 pub mod manifests;
 pub mod metrics;
 pub mod migration;
 pub mod sharding;
-#[cfg(feature = "testing")]
-pub mod testing;
 pub mod webhook;
 
 pub use k8s_openapi;

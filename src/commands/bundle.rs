@@ -25,6 +25,14 @@ pub fn validate(args: &BundleValidateArgs, cwd: &Path) -> Result<()> {
         olmv1: args.olmv1,
     };
     let dir = cwd.join(&args.dir);
+    let shown = args.dir.to_string_lossy();
+    if !dir.exists() && (shown.contains(':') || shown.contains('@')) {
+        bail!(
+            "{shown} is not a folder: operator-sdk also validates bundle images, operator-rs \
+             validates bundle folders offline and pulls no images (unpack the image with docker \
+             create, then docker cp <id>:/ ./bundle, and validate ./bundle)"
+        );
+    }
     let problems = validate::validate(&dir, &options)?;
     let errors = problems
         .iter()

@@ -1,20 +1,23 @@
-//! `operator-rs generate kustomize manifests` and `operator-rs generate bundle`: OLM packaging,
-//! planned like every other command (all or nothing, `--dry-run`). The YAML work is in
-//! [`crate::olm`]; this module reads the project, asks, and plans the files.
+//! `operator-rs generate kustomize manifests` and `operator-rs generate bundle` ([`bundle`]):
+//! OLM packaging, planned like every other command (all or nothing, `--dry-run`). The YAML work
+//! is in [`crate::olm`]; this module reads the project, asks, and plans the files.
 
-use std::io::{IsTerminal as _, Read as _, Write as _};
-use std::path::Path;
-use std::process::Command;
+use std::io::{IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+
+mod bundle;
+mod bundle_input;
+
+pub use bundle::run as bundle;
 
 use anyhow::{Context as _, Result, bail};
 use base64::Engine as _;
 use serde_yaml::Value;
 
-use crate::cli::{GenerateBundleArgs, KustomizeManifestsArgs};
+use crate::cli::KustomizeManifestsArgs;
 use crate::olm::base::{self, Fields};
-use crate::olm::bundle::{self, BUNDLE_DIR, DOCKERFILE};
 use crate::olm::csv::{Icon, InstallModeType, Maintainer, Provider};
-use crate::olm::metadata::Channels;
+use crate::olm::metadata::Builder;
 use crate::olm::yaml;
 use crate::project::Project;
 use crate::scaffold::table::DirTable;
@@ -26,8 +29,9 @@ pub const MANIFESTS_DIR: &str = "config/manifests";
 const CRD_DIR: &str = "config/crd/bases";
 const SAMPLES_KUSTOMIZATION: &str = "config/samples/kustomization.yaml";
 
-/// The scorecard-test image of operator-sdk's release that the scorecard configuration runs.
-const SCORECARD_VERSION: &str = "v1.42.0";
+/// The scorecard-test image of operator-sdk's release that the scorecard configuration runs:
+/// operator-sdk's newest (docs/olm.md names it; a test keeps the two the same).
+pub(crate) const SCORECARD_VERSION: &str = "v1.42.3";
 
 /// The kustomizations of the CSV base and of the scorecard tests: `templates/olm/`.
 pub(crate) static OLM_FILES: DirTable<OlmVars> = DirTable::new("olm");
@@ -37,6 +41,8 @@ pub(crate) static OLM_FILES: DirTable<OlmVars> = DirTable::new("olm");
 pub struct OlmVars {
     #[serde(flatten)]
     pub project: ProjectVars,
+    /// The package: its base is the kustomization's resource.
+    pub package: String,
     /// The project has samples (`config/samples/`), which the CSV's kustomization includes.
     pub samples: bool,
     /// The scorecard-test image's version.
@@ -52,25 +58,68 @@ const ICON_TYPES: &[(&str, &str)] = &[
     ("gif", "image/gif"),
 ];
 
-pub fn base_path(project: &Project) -> String {
-    format!(
-        "{MANIFESTS_DIR}/bases/{}.clusterserviceversion.yaml",
-        project.project_name
-    )
+/// Where `generate kustomize manifests` reads and writes (operator-sdk's `--package`,
+/// `--input-dir`, `--output-dir`, `--apis-dir`), as folders of the project.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// The package: the base is `bases/<package>.clusterserviceversion.yaml`, the CSV
+    /// `<package>.v<version>`.
+    pub package: String,
+    /// The folder of the existing base.
+    pub input: String,
+    /// The folder the base and its kustomization are written to.
+    pub output: String,
+    /// The folder of the CRDs the owned kinds are described from.
+    pub crds: String,
+}
+
+impl Layout {
+    /// The project's defaults: its name, config/manifests, config/crd/bases.
+    pub fn of_project(project: &Project) -> Self {
+        Self {
+            package: project.project_name.clone(),
+            input: MANIFESTS_DIR.into(),
+            output: MANIFESTS_DIR.into(),
+            crds: CRD_DIR.into(),
+        }
+    }
+
+    fn of(args: &KustomizeManifestsArgs, project: &Project, dir: &Path) -> Result<Self> {
+        let folder = |path: &PathBuf, flag: &str| bundle_input::inside(dir, path, flag);
+        let package = args
+            .package
+            .clone()
+            .unwrap_or_else(|| project.project_name.clone());
+        crate::olm::metadata::check_name("--package", &package)?;
+        let output = folder(&args.output_dir, "--output-dir")?;
+        Ok(Self {
+            package,
+            input: match &args.input_dir {
+                Some(input) => folder(input, "--input-dir")?,
+                None => output.clone(),
+            },
+            output,
+            crds: folder(&args.apis_dir, "--apis-dir")?,
+        })
+    }
+
+    fn base(&self, folder: &str) -> String {
+        format!("{folder}/bases/{}.clusterserviceversion.yaml", self.package)
+    }
 }
 
 pub fn kustomize_manifests(args: &KustomizeManifestsArgs, dir: &Path) -> Result<()> {
     let project = crate::commands::load_project(dir)?;
+    let layout = Layout::of(args, &project, dir)?;
     let mut fields = fields(args)?;
-    let base = base_path(&project);
-    let exists = dir.join(&base).is_file();
+    let exists = dir.join(layout.base(&layout.input)).is_file();
     let ask = args
         .interactive
         .unwrap_or(!exists && std::io::stdin().is_terminal());
     if ask {
-        ask_missing(&project, &mut fields)?;
+        ask_missing(&layout.package, &mut fields)?;
     }
-    let plan = plan_kustomize_manifests(&project, dir, &fields)?;
+    let plan = plan_kustomize_manifests(&project, dir, &layout, &fields)?;
     if !args.quiet && !args.common.dry_run {
         for change in plan.changes() {
             println!("{} {}", verb(change.action), change.path);
@@ -87,28 +136,65 @@ fn verb(action: crate::scaffold::Action) -> &'static str {
     }
 }
 
-/// Everything `generate kustomize manifests` writes: the CSV base (read back and updated when it
-/// exists), and the kustomizations of config/manifests and config/scorecard when missing.
-pub fn plan_kustomize_manifests(project: &Project, dir: &Path, fields: &Fields) -> Result<Plan> {
-    let crds = read_crds(project, dir)?;
+/// What the CSV base takes from PROJECT: the name, and what decides the default install modes.
+pub(crate) fn olm_project(project: &Project) -> base::Project {
+    let converts = project
+        .resources
+        .iter()
+        .any(|r| r.webhooks.as_ref().is_some_and(|w| w.conversion));
+    base::Project {
+        name: project.project_name.clone(),
+        namespaced: project.namespaced,
+        converts,
+    }
+}
+
+/// operator-rs as the bundles it builds name it (operator-sdk names itself there).
+pub(crate) fn builder() -> Builder {
+    Builder {
+        name: format!("operator-rs-v{}", env!("CARGO_PKG_VERSION")),
+        project_layout: crate::project::LAYOUT.to_owned(),
+    }
+}
+
+/// Everything `generate kustomize manifests` writes: the CSV base (read back from the input
+/// folder and updated when it exists there), and the kustomizations of the output folder and
+/// config/scorecard when missing.
+pub fn plan_kustomize_manifests(
+    project: &Project,
+    dir: &Path,
+    layout: &Layout,
+    fields: &Fields,
+) -> Result<Plan> {
+    let crds = read_crds(project, dir, &layout.crds)?;
     let mut plan = Plan::new(dir, false);
-    let path = base_path(project);
-    let existing = plan.read(&path)?;
-    let csv =
-        base::update(project, existing.as_deref(), &crds, fields).with_context(|| path.clone())?;
-    plan.write(&path, csv.to_yaml())?;
+    let input = layout.base(&layout.input);
+    let existing = plan.read(&input)?;
+    // The base of another package is that package's: its CSV is named after it.
+    let packaged = Project {
+        project_name: layout.package.clone(),
+        ..project.clone()
+    };
+    let csv = base::update(&olm_project(&packaged), existing.as_deref(), &crds, fields)
+        .with_context(|| input.clone())?;
+    plan.write(&layout.base(&layout.output), csv.to_yaml())?;
 
     let samples = plan.read(SAMPLES_KUSTOMIZATION)?.is_some();
     let vars = OlmVars {
         project: ProjectVars::new(project, ""),
+        package: layout.package.clone(),
         samples,
         scorecard_version: SCORECARD_VERSION,
     };
     for file in OLM_FILES.render(&vars)? {
-        plan.create(&file.path, file.contents, Owner::Shared)?;
+        let path = match file.path.strip_prefix(MANIFESTS_DIR) {
+            Some(rest) => format!("{}{rest}", layout.output),
+            None => file.path,
+        };
+        plan.create(&path, file.contents, Owner::Shared)?;
     }
     // A kustomization written before the project had samples gets them once it has.
-    let kustomization = format!("{MANIFESTS_DIR}/kustomization.yaml");
+    let kustomization = format!("{}/kustomization.yaml", layout.output);
     if samples {
         plan.edit(&kustomization, |text| {
             Ok(if text.lines().any(|l| l.trim() == "- ../samples") {
@@ -121,27 +207,35 @@ pub fn plan_kustomize_manifests(project: &Project, dir: &Path, fields: &Fields) 
     Ok(plan)
 }
 
-/// The CRDs `make manifests` rendered, sorted by file name.
-fn read_crds(project: &Project, dir: &Path) -> Result<Vec<Value>> {
-    let mut paths: Vec<_> = match std::fs::read_dir(dir.join(CRD_DIR)) {
+/// The CRDs of folder `crd_dir` (`make manifests` renders them in config/crd/bases), sorted by
+/// file name.
+fn read_crds(project: &Project, dir: &Path, crd_dir: &str) -> Result<Vec<Value>> {
+    let mut paths: Vec<_> = match std::fs::read_dir(dir.join(crd_dir)) {
         Ok(entries) => entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
             .collect(),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(err) => return Err(err).context(format!("reading {CRD_DIR}")),
+        Err(err) => return Err(err).context(format!("reading {crd_dir}")),
     };
     paths.sort();
     let has_kinds = project.resources.iter().any(|r| r.api.is_some());
     if paths.is_empty() && has_kinds {
-        bail!("{CRD_DIR} holds no CRDs: run `make manifests` first");
+        if crd_dir == CRD_DIR {
+            bail!("{CRD_DIR} holds no CRDs: run `make manifests` first");
+        }
+        bail!(
+            "--apis-dir {crd_dir} holds no CRDs: operator-rs reads the kinds' descriptions from \
+             the CRDs `make manifests` renders from the API types (config/crd/bases), not from \
+             the types' source"
+        );
     }
     let mut crds = Vec::new();
     for path in paths {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
         let name = format!(
-            "{CRD_DIR}/{}",
+            "{crd_dir}/{}",
             path.file_name().unwrap_or_default().to_string_lossy()
         );
         crds.extend(
@@ -258,8 +352,8 @@ fn icon(path: &Path) -> Result<Icon> {
 }
 
 /// Asks for the catalog fields no flag gave; an empty answer keeps the default shown.
-fn ask_missing(project: &Project, fields: &mut Fields) -> Result<()> {
-    let display = base::display_name(&project.project_name);
+fn ask_missing(package: &str, fields: &mut Fields) -> Result<()> {
+    let display = base::display_name(package);
     if fields.display_name.is_none() {
         fields.display_name = prompt("Display name for the operator", Some(&display))?;
     }
@@ -300,127 +394,32 @@ fn prompt(question: &str, default: Option<&str>) -> Result<Option<String>> {
     Ok((!answer.is_empty()).then(|| answer.to_string()))
 }
 
-pub fn bundle(args: &GenerateBundleArgs, dir: &Path) -> Result<()> {
-    let project = crate::commands::load_project(dir)?;
-    let options = bundle_options(args, &project)?;
-    let rendered = match args.input.as_deref() {
-        Some(path) if path == Path::new("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("reading the rendered manifests from stdin")?;
-            (text, "stdin".to_string())
-        }
-        Some(path) => (
-            std::fs::read_to_string(dir.join(path))
-                .with_context(|| format!("--input {}", path.display()))?,
-            path.display().to_string(),
-        ),
-        None => (
-            render_manifests(dir)?,
-            format!("kubectl kustomize {MANIFESTS_DIR}"),
-        ),
-    };
-    let plan = plan_bundle(dir, &rendered.0, &rendered.1, &options)?;
-    super::finish(&plan, args.common.dry_run)?;
-    if !args.quiet && !args.common.dry_run {
-        println!(
-            "wrote the bundle of {}.v{} to {BUNDLE_DIR}/ and {DOCKERFILE}; check it with: operator-rs bundle validate ./{BUNDLE_DIR}",
-            options.channels.package, options.version
+#[cfg(test)]
+mod tests {
+    use super::SCORECARD_VERSION;
+    use crate::olm::bundle::OLM_WEBHOOK_CERT_DIR;
+
+    /// The folder OLM mounts its certificate in is the one `create webhook` points the manager
+    /// at; were they to drift apart, the manager would find no certificate under OLM.
+    #[test]
+    fn the_manager_reads_the_certificate_where_olm_mounts_it() {
+        let patch =
+            include_str!("../../templates/webhook/config/default/manager_webhook_patch.yaml");
+        assert!(
+            patch.contains(&format!("--webhook-cert-path={OLM_WEBHOOK_CERT_DIR}")),
+            "{patch}"
         );
     }
-    Ok(())
-}
 
-pub fn bundle_options(args: &GenerateBundleArgs, project: &Project) -> Result<bundle::Options> {
-    let version = semver::Version::parse(&args.version).map_err(|err| {
-        anyhow::anyhow!(
-            "--version {:?} is not a semantic version X.Y.Z (without a leading v): {err}",
-            args.version
-        )
-    })?;
-    let package = args.package.as_deref().unwrap_or(&project.project_name);
-    let channels: Vec<String> = args.channels.iter().map(|c| c.trim().to_string()).collect();
-    Ok(bundle::Options {
-        version,
-        channels: Channels::new(package, channels, args.default_channel.clone())?,
-        replaces: args.replaces.clone(),
-        skip_range: args.skip_range.clone(),
-        extra_service_accounts: args
-            .extra_service_accounts
-            .iter()
-            .map(|a| a.trim().to_string())
-            .filter(|a| !a.is_empty())
-            .collect(),
-        use_image_digests: args.use_image_digests,
-    })
-}
-
-/// The bundle's files from `rendered` (kustomize's output, named `source` in errors), and the
-/// removal of files an earlier bundle had that this one has not.
-pub fn plan_bundle(
-    dir: &Path,
-    rendered: &str,
-    source: &str,
-    options: &bundle::Options,
-) -> Result<Plan> {
-    let objects = yaml::objects(rendered, source)?;
-    let files = bundle::generate(&objects, options)?;
-    let mut plan = Plan::new(dir, false);
-    for stale in existing_bundle_files(dir)? {
-        if !files.iter().any(|f| f.path == stale) {
-            plan.delete(&stale)?;
-        }
+    /// docs/olm.md names the image the scorecard configuration runs: the constant's.
+    #[test]
+    fn the_docs_name_the_scorecard_image() {
+        let docs = include_str!("../../docs/olm.md");
+        let named: Vec<&str> = docs
+            .split("scorecard-test:")
+            .skip(1)
+            .map(|rest| rest.split('`').next().unwrap_or_default())
+            .collect();
+        assert_eq!(named, [SCORECARD_VERSION]);
     }
-    for file in files {
-        plan.write(&file.path, file.contents)?;
-    }
-    Ok(plan)
-}
-
-/// The files under the parts of bundle/ that `generate bundle` writes.
-fn existing_bundle_files(dir: &Path) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for part in ["manifests", "metadata", "tests/scorecard"] {
-        let folder = dir.join(BUNDLE_DIR).join(part);
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries {
-            let entry = entry?;
-            if entry.file_type()?.is_file() {
-                out.push(format!(
-                    "{BUNDLE_DIR}/{part}/{}",
-                    entry.file_name().to_string_lossy()
-                ));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-/// `kubectl kustomize config/manifests` ($KUBECTL for another kubectl), as operator-sdk runs
-/// kustomize; its errors are the command's.
-fn render_manifests(dir: &Path) -> Result<String> {
-    if !dir.join(MANIFESTS_DIR).join("kustomization.yaml").is_file() {
-        bail!(
-            "{MANIFESTS_DIR}/kustomization.yaml does not exist: run `operator-rs generate kustomize manifests` first"
-        );
-    }
-    let kubectl = std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into());
-    let output = Command::new(&kubectl)
-        .args(["kustomize", MANIFESTS_DIR])
-        .current_dir(dir)
-        .output()
-        .with_context(|| {
-            format!("running {kubectl} kustomize {MANIFESTS_DIR} (is kubectl installed?)")
-        })?;
-    if !output.status.success() {
-        bail!(
-            "{kubectl} kustomize {MANIFESTS_DIR} failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    String::from_utf8(output.stdout).context("kubectl kustomize wrote something that is not UTF-8")
 }

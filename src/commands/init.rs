@@ -120,6 +120,11 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         part.render(&mut plan, &project, &vars.project)?;
         part.record(&mut project);
     }
+    // External plugins last, each recorded in the layout as kubebuilder records its chain.
+    for plugin in &selection.external {
+        project.layout.push(plugin.key());
+    }
+    super::plugin_chain::run(&selection.external, "init", &mut plan, &mut project)?;
     plan.write(project::FILE, project.render())?;
     Ok(plan)
 }

@@ -13,6 +13,7 @@ mod external_types;
 pub mod generate;
 pub mod init;
 mod layout;
+mod plugin_chain;
 mod sharding;
 pub mod version;
 mod webhook_certs;

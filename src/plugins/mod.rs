@@ -11,9 +11,13 @@
 //! through the types here and in [`crate::vars`], never through the commands' code, and the
 //! commands know no plugin by name: adding one is a module here and a line in [`ALL`].
 //! docs/plugins.md tells how to write one.
+//!
+//! External plugins ([`external`]), executables speaking kubebuilder's JSON protocol, are named
+//! by `--plugins <name>/<version>` too and run after these, with the command's plan.
 
 pub mod autoupdate;
 pub mod deploy_image;
+pub mod external;
 pub mod grafana;
 pub mod helm;
 
@@ -99,6 +103,12 @@ pub trait Plugin: Sync {
         Vec::new()
     }
 
+    /// The flags of `edit --plugins <key>` that do again what PROJECT records of its project
+    /// part (`alpha generate` and `alpha update` replay them): (flag, value).
+    fn replay_flags(&self, _project: &Project) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
     /// Whether its project part renders from what `make manifests` writes (the Helm chart is
     /// made from the CRDs and webhook manifests): `alpha generate` and `alpha update` replay it
     /// after `make manifests`, and not at all when they do not run it.
@@ -111,6 +121,13 @@ pub trait Plugin: Sync {
 /// (`edit --plugins <key>`), it brings them up to date with the project and the user's
 /// configuration.
 pub trait ProjectPart: Sync {
+    /// Configure: its flags of `edit` (`args`), checked, into its record in `project`, which
+    /// [`ProjectPart::render`] then reads (so that a later run without them does the same).
+    /// Nothing by default.
+    fn configure(&self, _project: &mut Project, _args: &ProjectPluginArgs) -> Result<()> {
+        Ok(())
+    }
+
     /// Render: its files and edits, for the project as the command leaves it.
     fn render(&self, plan: &mut Plan, project: &Project, vars: &ProjectVars) -> Result<()>;
 
@@ -159,6 +176,23 @@ impl<'a> Gvk<'a> {
             version: version.as_str(),
             kind: kind.as_str(),
         }
+    }
+}
+
+/// The flags of the plugins of the whole project in `edit`, under their own `--help` headings.
+#[derive(Debug, Default, Args)]
+pub struct ProjectPluginArgs {
+    #[command(flatten)]
+    pub helm: helm::Flags,
+}
+
+impl ProjectPluginArgs {
+    /// Refuses the flags of a plugin that `selected` (the plugins `--plugins` names) lacks.
+    pub fn check(&self, selected: &[&dyn Plugin]) -> Result<()> {
+        if !selected.iter().any(|p| p.key() == helm::PLUGIN_KEY) {
+            helm::refuse_flags(&self.helm)?;
+        }
+        Ok(())
     }
 }
 
@@ -233,6 +267,8 @@ pub struct Selection {
     pub plugins: Vec<&'static dyn Plugin>,
     /// The keys that name the base layout (`go/v4` …): nothing to run, a note to print.
     pub layout: Vec<String>,
+    /// The external plugins named, in the order given: they run after the others.
+    pub external: Vec<external::Found>,
 }
 
 impl std::fmt::Debug for Selection {
@@ -241,6 +277,7 @@ impl std::fmt::Debug for Selection {
         f.debug_struct("Selection")
             .field("plugins", &keys)
             .field("layout", &self.layout)
+            .field("external", &self.external)
             .finish()
     }
 }
@@ -268,7 +305,8 @@ const LAYOUT_KEYS: &[&str] = &[
 const UNAVAILABLE: &[&str] = &["helm", "kustomize/v1", "declarative"];
 
 /// The plugins and layout keys that `keys` (the values of `--plugins`) name; `command` names the
-/// command in errors.
+/// command in errors. A key of no plugin of operator-rs's is looked for among the external
+/// plugins.
 pub fn select(keys: &[String], command: &str) -> Result<Selection, InvalidInput> {
     let mut selection = Selection::default();
     for key in keys {
@@ -279,11 +317,36 @@ pub fn select(keys: &[String], command: &str) -> Result<Selection, InvalidInput>
             if !selection.has(plugin) {
                 selection.plugins.push(plugin);
             }
+        } else if let Some(found) = find_external(key, command)? {
+            if !selection.external.contains(&found) {
+                selection.external.push(found);
+            }
         } else {
             return Err(InvalidInput::new("--plugins", key, unknown(key, command)));
         }
     }
     Ok(selection)
+}
+
+/// Whether `key` names a plugin of operator-rs's, the layout, or one operator-rs refuses: not an
+/// external plugin.
+pub fn is_builtin(key: &str) -> bool {
+    LAYOUT_KEYS.contains(&key)
+        || find(key).is_some()
+        || key.starts_with("go/v")
+        || key.starts_with("go.kubebuilder.io/")
+        || UNAVAILABLE
+            .iter()
+            .any(|name| key.starts_with(name) || key.split('.').next() == Some(*name))
+}
+
+/// The external plugin `key` names, for `command`: not for a key kubebuilder's refusals cover.
+fn find_external(key: &str, command: &str) -> Result<Option<external::Found>, InvalidInput> {
+    if is_builtin(key) {
+        return Ok(None);
+    }
+    external::discovery::find(key)
+        .map_err(|err| InvalidInput::new("--plugins", key, format!("{err:#} (for {command})")))
 }
 
 /// The plugin a key names (its record key, or one of its aliases).
@@ -311,7 +374,10 @@ fn unknown(key: &str, command: &str) -> String {
     {
         format!("is kubebuilder's {name} plugin, which operator-rs does not have; {available}")
     } else {
-        format!("unknown plugin; {available}")
+        let searched = external::discovery::root()
+            .map(|root| format!("; no external plugin {key} in {}", root.display()))
+            .unwrap_or_default();
+        format!("unknown plugin; {available}{searched}")
     }
 }
 

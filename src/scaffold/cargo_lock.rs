@@ -91,6 +91,7 @@ mod tests {
         let project = for_project(template, "demo").unwrap();
         assert!(project.contains("name = \"demo\"\n"));
         assert!(project.contains("name = \"operator-rs-runtime\"\n"));
+        assert!(project.contains("name = \"operator-rs-testing\"\n"));
         assert!(!project.contains(PLACEHOLDER));
     }
 

@@ -119,6 +119,11 @@ impl Plan {
         self.written.insert(path.to_string(), contents);
     }
 
+    /// Whether the command runs with `--force`.
+    pub fn force(&self) -> bool {
+        self.force
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -23,7 +23,8 @@ pub struct ProjectVars {
     /// `hack/boilerplate.rs.txt` holds it: later commands read it back from there, so a user's
     /// edits carry over.
     pub boilerplate: String,
-    /// The header as it goes on top of a Rust file: followed by a blank line, or nothing.
+    /// The header as it goes on top of a Rust file: kubebuilder's `YEAR` replaced by the current
+    /// year, followed by a blank line; or nothing.
     pub rust_header: String,
     /// The manager's Lease name (see [`leader_election_id`]).
     pub leader_election_id: String,
@@ -36,7 +37,8 @@ impl ProjectVars {
         let rust_header = if boilerplate.trim().is_empty() {
             String::new()
         } else {
-            format!("{boilerplate}\n")
+            let year = boilerplate::current_year();
+            format!("{}\n", boilerplate::with_year(boilerplate, year))
         };
         Self {
             project_name: project.project_name.clone(),

@@ -148,21 +148,22 @@ pub fn generate_into(dir: &Path, out: &Path) -> String {
     )
 }
 
-/// Whether `path` (relative to a project) is in the runtime crate that `init` writes: operator-rs's
-/// code, tested as code in `runtime/`, so never part of a snapshot.
+/// Whether `path` (relative to a project) is in a crate that `init` vendors (the runtime and the
+/// testing crate): operator-rs's code, tested as code in `runtime/` and `testing/`, so never part
+/// of a snapshot.
 pub fn is_runtime(path: &str) -> bool {
-    path.strip_prefix(runtime_crate::DIR)
-        .is_some_and(|rest| rest.starts_with('/'))
+    runtime_crate::owns(path)
 }
 
-/// Checks that the project in `dir` holds the runtime crate this operator-rs ships, byte for
-/// byte: `operator-rs-runtime/` is exactly `operator_rs::runtime_crate::files()`.
+/// Checks that the project in `dir` holds the crates this operator-rs vendors, byte for byte:
+/// `operator-rs-runtime/` and `operator-rs-testing/` are exactly
+/// `operator_rs::runtime_crate::files()`.
 pub fn assert_runtime_is_the_shipped_crate(dir: &Path) {
     let shipped: Tree = runtime_crate::files()
         .into_iter()
         .map(|(path, text)| (path, text.as_bytes().to_vec()))
         .collect();
-    assert!(!shipped.is_empty(), "operator-rs ships no runtime crate");
+    assert!(!shipped.is_empty(), "operator-rs vendors no crate");
     let written: Tree = tree(dir)
         .into_iter()
         .filter(|(path, _)| is_runtime(path))
@@ -179,8 +180,7 @@ pub fn assert_runtime_is_the_shipped_crate(dir: &Path) {
         .collect();
     assert!(
         wrong.is_empty(),
-        "{}/ is not the runtime crate operator-rs ships: {wrong:#?}",
-        runtime_crate::DIR
+        "the vendored crates are not the ones operator-rs ships: {wrong:#?}"
     );
 }
 
@@ -198,7 +198,7 @@ pub struct Step {
 }
 
 /// Runs `operator-rs <args>` in `dir` as step `number` of a scenario, which must succeed, and
-/// describes what it changed. Only `init` may write the runtime crate.
+/// describes what it changed. Only `init` may write the vendored crates.
 pub fn step(dir: &Path, number: usize, args: &[&str]) -> Step {
     let before = tree(dir);
     let stderr = run_ok(dir, args);
@@ -212,8 +212,7 @@ pub fn step(dir: &Path, number: usize, args: &[&str]) -> Step {
         };
         assert!(
             runtime(&before) == runtime(&after),
-            "{args:?} changed {}/, which only init writes",
-            runtime_crate::DIR
+            "{args:?} changed a vendored crate, which only init writes"
         );
     }
     Step {
@@ -343,8 +342,8 @@ pub fn change_document(args: &[&str], before: &Tree, after: &Tree) -> String {
 /// Every file of `files` (path, contents) parses as what its name says; PROJECT re-loads.
 pub fn assert_files_parse<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) {
     for (path, text) in files {
-        if path.starts_with("operator-rs-runtime/") {
-            continue; // operator-rs's own crate, the same bytes in every project
+        if is_runtime(path) {
+            continue; // operator-rs's own crates, the same bytes in every project
         }
         let name = path.rsplit('/').next().unwrap_or(path);
         if path.ends_with(".yaml") || path.ends_with(".yml") {
@@ -452,4 +451,14 @@ fn vec_lists(stmts: &[syn::Stmt]) -> Vec<Vec<String>> {
             entries
         })
         .collect()
+}
+
+/// Writes `text` to `path` as an executable script (a stand-in for a program a command runs).
+pub fn executable(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
 }

@@ -394,7 +394,8 @@ impl<K: Cacheable> Cache<K> {
 
     /// A new part of the cache for one watch of `namespace`, kept [`Compact`], and what applies
     /// the watch's events to it.
-    pub(crate) fn feed(&self, namespace: Option<&str>) -> Feed<K> {
+    #[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
+    pub fn feed(&self, namespace: Option<&str>) -> Feed<K> {
         let store = Compact::new();
         let writes = Writes::Compact(Arc::clone(&store));
         self.add_part(namespace, Storage::Compact(store), writes)
@@ -443,7 +444,8 @@ pub(crate) enum Phase {
 
 /// Applies the events of one watch to its part of a cache: its store, its indexes, and the
 /// controller's writes that it brings.
-pub(crate) struct Feed<K: Cacheable> {
+#[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
+pub struct Feed<K: Cacheable> {
     namespace: Option<String>,
     writes: Writes<K>,
     store: Storage<K>,
@@ -494,7 +496,8 @@ impl<K: Cacheable> Feed<K> {
     }
 
     /// Applies one event of the watch.
-    pub(crate) fn apply(&mut self, event: &watcher::Event<K>) {
+    #[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
+    pub fn apply(&mut self, event: &watcher::Event<K>) {
         match &mut self.writes {
             Writes::Structs(writer) => writer.apply_watcher_event(event),
             Writes::Compact(store) => store.apply(event),
@@ -513,8 +516,9 @@ impl<K: Cacheable> Feed<K> {
 }
 
 /// The caches of one controller, by kind.
+#[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
 #[derive(Clone, Default)]
-pub(crate) struct Caches {
+pub struct Caches {
     kinds: Arc<RwLock<HashMap<TypeId, Arc<dyn Registered>>>>,
 }
 
@@ -553,7 +557,8 @@ impl Caches {
     }
 
     /// The cache of `K`, new if the controller has none yet.
-    pub(crate) fn register<K: Cacheable>(&self) -> Cache<K> {
+    #[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
+    pub fn register<K: Cacheable>(&self) -> Cache<K> {
         if let Some(cache) = self.get::<K>() {
             return cache;
         }

@@ -701,7 +701,7 @@ mod tests {
     #[tokio::test]
     async fn an_index_of_a_kind_not_watched_fails_the_controller() {
         use k8s_openapi::api::core::v1::Secret;
-        let (client, _server) = crate::testing::mock_client();
+        let client = crate::manager::client::offline();
         let shared = Shared::new(client);
         let controller = Runner::<ConfigMap>::new("test", &shared)
             .index("names", |secret: &Secret| {

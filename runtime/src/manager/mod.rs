@@ -35,12 +35,13 @@ pub mod client;
 pub mod flags;
 pub mod health;
 pub mod leader;
-mod local_webhooks;
+#[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
+pub mod local_webhooks;
 pub mod logging;
 pub mod namespaces;
 mod shared;
 pub mod shutdown;
-pub(crate) mod storage_migrations;
+pub mod storage_migrations;
 
 /// The metrics registry and server, at their own path since the webhooks record metrics too:
 /// this is [`crate::metrics`], kept here for code written against runtime 0.2.
@@ -407,21 +408,23 @@ async fn run(
 }
 
 /// The tokens that order the tasks of sharding with the controllers.
-pub(crate) struct Gates {
+#[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
+pub struct Gates {
     /// Cancelled when this replica leads: it then assigns the objects to the members.
-    pub(crate) elected: CancellationToken,
+    pub elected: CancellationToken,
     /// Cancelled here once this replica is a member of the ring: its controllers start then.
-    pub(crate) joined: CancellationToken,
+    pub joined: CancellationToken,
     /// Cancelled once every controller has stopped: the member may leave the ring then.
-    pub(crate) controllers_stopped: CancellationToken,
-    pub(crate) shutdown: CancellationToken,
+    pub controllers_stopped: CancellationToken,
+    pub shutdown: CancellationToken,
 }
 
 /// What a replica runs with `--sharding` besides its controllers: its membership of the ring (a
 /// Lease of its own, held like the leader's, released once its controllers have stopped), its
 /// view of the ring's members from their Leases, and, once it leads, the assignment of every
 /// sharded controller's objects to the members.
-pub(crate) fn sharding_tasks(
+#[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
+pub fn sharding_tasks(
     sharding: &Sharding,
     config: &LeaderElectionConfig,
     client: &kube::Client,
@@ -584,7 +587,8 @@ fn metrics_options(flags: &Flags) -> MetricsOptions {
 }
 
 /// What each task of the manager returns: its name for messages, and how it ended.
-pub(crate) type TaskResult = (String, anyhow::Result<()>);
+#[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
+pub type TaskResult = (String, anyhow::Result<()>);
 
 /// Waits for all tasks to finish after shutdown, which starts on a signal or as soon as a task
 /// fails or stops on its own (tasks are meant to run until shutdown). Returns the first failure.

@@ -68,9 +68,9 @@ impl StorageMigration {
         }
     }
 
-    /// The migration of a kind by its group and plural (the tests' kind without a CRD).
-    #[cfg(test)]
-    pub(crate) fn named(group: &str, plural: &str) -> Self {
+    /// The migration of a kind named by its group and plural, e.g. of a kind this crate has no
+    /// Rust type of.
+    pub fn named(group: &str, plural: &str) -> Self {
         Self {
             group: group.to_owned(),
             plural: plural.to_owned(),

@@ -256,109 +256,6 @@ fn convert_one(converters: &[Converter], object: Value, desired: &str) -> Result
         .map_err(|error| format!("{describe}: cannot convert to {desired}: {error}"))
 }
 
-#[cfg(feature = "testing")]
-pub mod testing {
-    //! Helpers for the tests of conversion webhooks.
-    //!
-    //! A project's conversion tests convert objects of every version to every other one with
-    //! [`convert`] and check that the round trips lose nothing:
-    //!
-    //! ```
-    //! use operator_rs_runtime::kube::CustomResource;
-    //! use operator_rs_runtime::webhook::conversion::testing::convert;
-    //! use operator_rs_runtime::webhook::{Converter, Spoke, Webhook};
-    //! use schemars::JsonSchema;
-    //! use serde::{Deserialize, Serialize};
-    //!
-    //! mod v1 {
-    //!     use super::*;
-    //!
-    //!     /// The hub: the storage version.
-    //!     #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
-    //!     #[kube(group = "example.com", version = "v1", kind = "Parcel", namespaced)]
-    //!     pub struct ParcelSpec {
-    //!         pub size: u32,
-    //!     }
-    //! }
-    //!
-    //! mod v2 {
-    //!     use super::*;
-    //!
-    //!     #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
-    //!     #[kube(group = "example.com", version = "v2", kind = "Parcel", namespaced)]
-    //!     pub struct ParcelSpec {
-    //!         pub width: u32,
-    //!     }
-    //! }
-    //!
-    //! impl From<v1::Parcel> for v2::Parcel {
-    //!     fn from(hub: v1::Parcel) -> Self {
-    //!         let spec = v2::ParcelSpec { width: hub.spec.size };
-    //!         v2::Parcel { metadata: hub.metadata, spec }
-    //!     }
-    //! }
-    //!
-    //! impl From<v2::Parcel> for v1::Parcel {
-    //!     fn from(spoke: v2::Parcel) -> Self {
-    //!         let spec = v1::ParcelSpec { size: spoke.spec.width };
-    //!         v1::Parcel { metadata: spoke.metadata, spec }
-    //!     }
-    //! }
-    //!
-    //! # fn main() {
-    //! let webhook = Webhook::conversion(Converter::new::<v1::Parcel>(vec![
-    //!     Spoke::new::<v2::Parcel>(),
-    //! ]));
-    //! let hub = v1::Parcel::new("sample", v1::ParcelSpec { size: 3 });
-    //! let spoke: v2::Parcel = convert(&webhook, &hub);
-    //! assert_eq!(spoke.spec.width, 3);
-    //! let back: v1::Parcel = convert(&webhook, &spoke);
-    //! assert_eq!(back.spec, hub.spec);
-    //! assert_eq!(back.metadata, hub.metadata);
-    //! # }
-    //! ```
-
-    use kube::core::Resource;
-    use serde::Serialize;
-    use serde::de::DeserializeOwned;
-    use serde_json::{Value, json};
-
-    use crate::webhook::Webhook;
-
-    /// Converts `object` to the version of `To` through the conversion webhook `webhook`, as the
-    /// API server would, and fails the test if the webhook refuses.
-    ///
-    /// See the [module documentation](self) for an example.
-    ///
-    /// # Panics
-    ///
-    /// If `webhook` is not a conversion webhook, or the conversion fails.
-    pub fn convert<From, To>(webhook: &Webhook, object: &From) -> To
-    where
-        From: Serialize,
-        To: Resource<DynamicType = ()> + DeserializeOwned,
-    {
-        let Webhook::Conversion(converter) = webhook else {
-            panic!("not a conversion webhook: {webhook:?}");
-        };
-        let review = json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "ConversionReview",
-            "request": {
-                "uid": "0000-1111",
-                "desiredAPIVersion": To::api_version(&()),
-                "objects": [object],
-            }
-        });
-        let review = super::review(std::slice::from_ref(converter), &review);
-        let response = review.response.unwrap();
-        assert_eq!(response.uid, "0000-1111");
-        assert!(response.result.is_success(), "{:?}", response.result);
-        let [converted]: [Value; 1] = response.converted_objects.try_into().unwrap();
-        serde_json::from_value(converted).unwrap()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use kube::CustomResource;
@@ -492,21 +389,6 @@ mod tests {
             &conversion_review("test.example.com/v1", json!([spoke])),
         );
         assert_eq!(back.response.unwrap().converted_objects, [original]);
-    }
-
-    #[test]
-    fn converts_typed_objects() {
-        let webhook = crate::webhook::Webhook::conversion(converters().remove(0));
-        let hub = v1::Parcel::new("a", v1::ParcelSpec { size: 2 });
-        let spoke: v2::Parcel = testing::convert(&webhook, &hub);
-        assert_eq!(
-            spoke.spec,
-            v2::ParcelSpec {
-                width: 2,
-                height: 2
-            }
-        );
-        assert_eq!(spoke.metadata, hub.metadata);
     }
 
     #[test]

@@ -581,7 +581,6 @@ mod tests {
     use tower::ServiceExt as _;
 
     use super::*;
-    use crate::webhook::admission::testing::review;
     use crate::webhook::admission::{Defaulter, Denial, FailurePolicy, Registration};
 
     /// Labels every ConfigMap `defaulted: "true"`.
@@ -622,6 +621,26 @@ mod tests {
         }
     }
 
+    /// The AdmissionReview the API server sends to create [`config_map`]. (A project's tests
+    /// build theirs with operator-rs-testing's `webhook::review`, which this crate's unit tests
+    /// cannot link.)
+    fn create_review() -> serde_json::Value {
+        json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                "name": "settings",
+                "namespace": "default",
+                "operation": "CREATE",
+                "userInfo": {"username": "jane@example.com"},
+                "object": config_map(),
+            }
+        })
+    }
+
     fn post_request(path: &str, body: impl Into<Body>) -> Request<Body> {
         Request::builder()
             .method(Method::POST)
@@ -642,7 +661,7 @@ mod tests {
 
     #[tokio::test]
     async fn serves_admission_reviews() {
-        let body = review(Operation::Create, Some(&config_map()), None).to_string();
+        let body = create_review().to_string();
         let (status, body) = call(router(webhooks()).unwrap(), post_request(PATH, body)).await;
         assert_eq!(status, StatusCode::OK);
         let review: AdmissionReview<DynamicObject> = serde_json::from_slice(&body).unwrap();
@@ -658,7 +677,7 @@ mod tests {
         let metrics = crate::metrics::Metrics::new();
         let served = paths(&webhooks());
         let router = instrument(router(webhooks()).unwrap(), &served, &metrics.webhooks());
-        let body = review(Operation::Create, Some(&config_map()), None).to_string();
+        let body = create_review().to_string();
         call(router.clone(), post_request(PATH, body)).await;
         call(router.clone(), post_request(PATH, "{not json")).await;
         call(router, post_request("/nothing-here", "{}")).await;
@@ -894,7 +913,7 @@ mod tests {
         let serving = tokio::spawn(server.serve(shutdown.clone()));
         let client = client(&cert, address);
 
-        let admission = review(Operation::Create, Some(&config_map()), None);
+        let admission = create_review();
         let answer: AdmissionReview<DynamicObject> = client
             .request(json_request(PATH, &admission))
             .await

@@ -40,6 +40,13 @@ pub fn run(args: &AlphaGenerateArgs, cwd: &Path) -> Result<()> {
         project::FILE,
         output.display()
     );
+    // External plugins (kubebuilder's protocol) that `init` ran, as its layout records them.
+    for key in project.layout.iter().filter(|k| *k != project::LAYOUT) {
+        println!(
+            "note: the external plugin {key} of the layout was not run again: run `operator-rs \
+             edit --plugins {key}` in the new project for its files"
+        );
+    }
     Ok(())
 }
 

@@ -7,19 +7,94 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
+/// The settings every git command of one `alpha update` runs with (`--git-config`, as `git -c
+/// key=value`): they reach the merge of each file too (`merge.conflictStyle=diff3`), and do not
+/// touch the user's git configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitConfig(Vec<String>);
+
+impl GitConfig {
+    /// kubebuilder's settings when `--git-config disable` is not given: renames found however
+    /// many files changed, and conflicts shown as two sides (whatever the user's
+    /// merge.conflictStyle says).
+    pub const DEFAULTS: [&'static str; 3] = [
+        "merge.renameLimit=999999",
+        "diff.renameLimit=999999",
+        "merge.conflictStyle=merge",
+    ];
+
+    /// The settings of `--git-config` values, as kubebuilder reads them: [`Self::DEFAULTS`] then
+    /// the values given in order (a later one wins), or only those if one of them is `disable`.
+    /// A value is `section[.subsection].name[=value]`, as `git -c` takes it.
+    pub fn from_flags(values: &[String]) -> Result<Self> {
+        let disable = values.iter().any(|v| v == "disable");
+        let mut settings: Vec<String> = if disable {
+            Vec::new()
+        } else {
+            Self::DEFAULTS.iter().map(|s| s.to_string()).collect()
+        };
+        for value in values.iter().filter(|v| *v != "disable") {
+            let key = value.split_once('=').map_or(value.as_str(), |(k, _)| k);
+            if !is_config_key(key) {
+                bail!(
+                    "--git-config {value:?} is not a git setting: give key=value with a key                      section.name (e.g. rerere.enabled=true), or `disable` to drop the defaults"
+                );
+            }
+            settings.push(value.clone());
+        }
+        Ok(Self(settings))
+    }
+
+    /// The value of setting `key` (git's keys are case-insensitive but for the subsection),
+    /// the last one given; a key without a value is `true`, as git reads it.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().rev().find_map(|setting| {
+            let (k, v) = setting.split_once('=').unwrap_or((setting, "true"));
+            k.eq_ignore_ascii_case(key).then_some(v)
+        })
+    }
+
+    /// `git`, with the settings.
+    pub fn git(&self) -> Command {
+        let mut command = Command::new("git");
+        for setting in &self.0 {
+            command.arg("-c").arg(setting);
+        }
+        command
+    }
+}
+
+/// A git configuration key: `section.name` or `section.subsection.name`, where the section and
+/// the name are letters, digits and `-`, starting with a letter (the subsection may hold
+/// anything but a newline).
+fn is_config_key(key: &str) -> bool {
+    let word = |w: &str| {
+        w.starts_with(|c: char| c.is_ascii_alphabetic())
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    };
+    let Some((section, rest)) = key.split_once('.') else {
+        return false;
+    };
+    let (subsection, name) = rest.rsplit_once('.').unwrap_or(("", rest));
+    word(section) && word(name) && !subsection.contains('\n')
+}
+
 /// The git repository whose work tree is a project folder.
 pub struct Repo {
     root: PathBuf,
-    /// The scratch index of [`Repo::commit_folder`] and [`Repo::check_out_head`].
+    config: GitConfig,
+    /// The scratch index of [`Repo::commit_folder`] and [`Repo::check_out`].
     index: PathBuf,
     _scratch: tempfile::TempDir,
 }
 
 impl Repo {
-    /// The repository of `dir`, which must be the top of a git work tree with a commit.
-    pub fn open(dir: &Path) -> Result<Self> {
+    /// The repository of `dir`, which must be the top of a git work tree with a commit; its
+    /// git commands run with `config`.
+    pub fn open(dir: &Path, config: GitConfig) -> Result<Self> {
         super::merge::check_git()?;
-        let top = Command::new("git")
+        let top = config
+            .git()
             .args(["rev-parse", "--show-toplevel"])
             .current_dir(dir)
             .output()
@@ -42,6 +117,7 @@ impl Repo {
         let scratch = tempfile::tempdir().context("creating a scratch folder")?;
         let repo = Self {
             root: dir.to_path_buf(),
+            config,
             index: scratch.path().join("index"),
             _scratch: scratch,
         };
@@ -85,26 +161,50 @@ impl Repo {
         self.git(&["rev-parse", "HEAD"])
     }
 
-    /// Writes the files of HEAD's commit into the empty folder `to` (modes and all), with the
-    /// scratch index: the user's work tree and index are left alone.
-    pub fn check_out_head(&self, to: &Path) -> Result<()> {
-        self.with_index(None, &["read-tree", "HEAD"])?;
+    /// The name of the branch checked out, None on a detached HEAD.
+    pub fn current_branch(&self) -> Result<Option<String>> {
+        Ok(self
+            .try_git(&["symbolic-ref", "--quiet", "--short", "HEAD"])?
+            .filter(|name| !name.is_empty()))
+    }
+
+    /// The commit of local branch `name` (kubebuilder's --from-branch), refused with
+    /// kubebuilder's words when there is none.
+    pub fn branch_commit(&self, name: &str) -> Result<String> {
+        let reference = format!("refs/heads/{name}");
+        if name.starts_with('-')
+            || self
+                .try_git(&["show-ref", "--verify", "--quiet", &reference])?
+                .is_none()
+        {
+            bail!(
+                "--from-branch {name:?}: the branch does not exist locally; run 'git branch -a' to \
+                 see all available branches"
+            );
+        }
+        self.git(&["rev-parse", "--verify", &format!("{reference}^{{commit}}")])
+    }
+
+    /// Writes the files of `commit` into the empty folder `to` (modes and all), with the scratch
+    /// index: the user's work tree and index are left alone.
+    pub fn check_out(&self, commit: &str, to: &Path) -> Result<()> {
+        self.with_index(None, &["read-tree", commit])?;
         self.with_index(Some(to), &["checkout-index", "--all", "--force"])?;
         Ok(())
     }
 
     /// Commits the files of `folder` (as `git add -A` takes them there, .gitignore and all) with
-    /// `parents` and `message`; `from_head` starts from HEAD's index, so that files HEAD
-    /// tracks though .gitignore names them stay.
+    /// `parents` and `message`; `from` starts from that commit's index, so that files it tracks
+    /// though .gitignore names them stay.
     pub fn commit_folder(
         &self,
         folder: &Path,
-        from_head: bool,
+        from: Option<&str>,
         parents: &[&str],
         message: &str,
     ) -> Result<String> {
-        if from_head {
-            self.with_index(None, &["read-tree", "HEAD"])?;
+        if let Some(commit) = from {
+            self.with_index(None, &["read-tree", commit])?;
         } else {
             let _ = std::fs::remove_file(&self.index);
         }
@@ -158,7 +258,7 @@ impl Repo {
     }
 
     fn with_index(&self, work_tree: Option<&Path>, args: &[&str]) -> Result<String> {
-        let mut command = Command::new("git");
+        let mut command = self.config.git();
         if let Some(work_tree) = work_tree {
             command.arg("--work-tree").arg(work_tree);
             // `git add .` takes its paths from the folder it runs in.
@@ -172,14 +272,16 @@ impl Repo {
     }
 
     fn git(&self, args: &[&str]) -> Result<String> {
-        let mut command = Command::new("git");
+        let mut command = self.config.git();
         command.args(args).current_dir(&self.root);
         finish(command, args)
     }
 
     /// `Some(stdout)` if git succeeded, `None` if it said no.
     fn try_git(&self, args: &[&str]) -> Result<Option<String>> {
-        let output = Command::new("git")
+        let output = self
+            .config
+            .git()
             .args(args)
             .current_dir(&self.root)
             .output()

@@ -13,6 +13,8 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
+use super::git::GitConfig;
+
 /// What happens to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
@@ -44,14 +46,19 @@ pub struct Labels {
 
 /// The resolution of every path of the ancestor or the upgrade that needs something done, in
 /// path order. Paths that stay as the user has them are left out.
-pub fn merge(trees: &Trees, labels: &Labels) -> Result<BTreeMap<String, Resolution>> {
+/// `git` runs with the update's settings (`--git-config merge.conflictStyle=diff3` …).
+pub fn merge(
+    trees: &Trees,
+    labels: &Labels,
+    git: &GitConfig,
+) -> Result<BTreeMap<String, Resolution>> {
     let paths: BTreeSet<&String> = trees.ancestor.keys().chain(trees.upgrade.keys()).collect();
     let mut out = BTreeMap::new();
     for path in paths {
         let ancestor = trees.ancestor.get(path);
         let user = trees.user.get(path);
         let upgrade = trees.upgrade.get(path);
-        if let Some(resolution) = resolve(ancestor, user, upgrade, labels)? {
+        if let Some(resolution) = resolve(ancestor, user, upgrade, labels, git)? {
             out.insert(path.clone(), resolution);
         }
     }
@@ -63,6 +70,7 @@ fn resolve(
     user: Option<&String>,
     upgrade: Option<&String>,
     labels: &Labels,
+    git: &GitConfig,
 ) -> Result<Option<Resolution>> {
     if user == upgrade || ancestor == upgrade {
         // Nothing new for the user, or the scaffold did not change this file: theirs stays.
@@ -80,7 +88,7 @@ fn resolve(
         (None, Some(_)) => Resolution::Kept("deleted, and the new scaffold changed it"),
         (Some(user), Some(upgrade)) => {
             let base = ancestor.map_or("", String::as_str);
-            let (text, clean) = merge_text(base, user, upgrade, labels)?;
+            let (text, clean) = merge_text(base, user, upgrade, labels, git)?;
             if clean {
                 Resolution::Merged(text)
             } else {
@@ -92,7 +100,13 @@ fn resolve(
 }
 
 /// `git merge-file` of one file: the merged text, and whether it merged without conflicts.
-fn merge_text(base: &str, user: &str, upgrade: &str, labels: &Labels) -> Result<(String, bool)> {
+fn merge_text(
+    base: &str,
+    user: &str,
+    upgrade: &str,
+    labels: &Labels,
+    git: &GitConfig,
+) -> Result<(String, bool)> {
     let dir = tempfile::tempdir().context("creating a folder for the merge")?;
     let write = |name: &str, text: &str| -> Result<std::path::PathBuf> {
         let path = dir.path().join(name);
@@ -104,8 +118,17 @@ fn merge_text(base: &str, user: &str, upgrade: &str, labels: &Labels) -> Result<
         write("base", base)?,
         write("upgrade", upgrade)?,
     );
-    let output = Command::new("git")
+    // merge-file reads merge.conflictStyle only inside a repository: the style is also given
+    // as its own flag, so that --in-place outside git shows conflicts the same way.
+    let style = match git.get("merge.conflictStyle") {
+        Some(style) if style.eq_ignore_ascii_case("diff3") => Some("--diff3"),
+        Some(style) if style.eq_ignore_ascii_case("zdiff3") => Some("--zdiff3"),
+        _ => None,
+    };
+    let output = git
+        .git()
         .arg("merge-file")
+        .args(style)
         .arg("--stdout")
         .args([
             "-L",
@@ -165,7 +188,15 @@ mod tests {
 
     fn one(a: Option<&str>, u: Option<&str>, n: Option<&str>) -> Option<Resolution> {
         let own = |t: Option<&str>| t.map(str::to_string);
-        resolve(own(a).as_ref(), own(u).as_ref(), own(n).as_ref(), &labels()).unwrap()
+        let git = GitConfig::from_flags(&[]).unwrap();
+        resolve(
+            own(a).as_ref(),
+            own(u).as_ref(),
+            own(n).as_ref(),
+            &labels(),
+            &git,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -226,6 +257,28 @@ mod tests {
         assert_eq!(
             text,
             "<<<<<<< yours\nx = 2\n=======\nx = 3\n>>>>>>> operator-rs 0.2.0\n"
+        );
+    }
+
+    #[test]
+    fn the_conflict_style_of_git_config_shows_the_ancestor() {
+        // The tests run in operator-rs's git checkout, where `git merge-file` reads `-c`.
+        let git = GitConfig::from_flags(&["merge.conflictStyle=diff3".into()]).unwrap();
+        let own = |t: &str| Some(t.to_string());
+        let resolution = resolve(
+            own("x = 1\n").as_ref(),
+            own("x = 2\n").as_ref(),
+            own("x = 3\n").as_ref(),
+            &labels(),
+            &git,
+        )
+        .unwrap();
+        let Some(Resolution::Conflict(text)) = resolution else {
+            panic!("expected a conflict");
+        };
+        assert!(
+            text.contains("||||||| operator-rs 0.1.0\nx = 1\n"),
+            "{text}"
         );
     }
 

@@ -8,7 +8,7 @@ mod merge;
 pub mod migrate;
 mod release;
 mod replay;
-mod tree;
+pub(crate) mod tree;
 pub mod update;
 
 use std::path::PathBuf;

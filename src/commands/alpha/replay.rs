@@ -29,9 +29,9 @@ impl CommandLine {
         self.0.push(format!("--{name}={}", value.into()));
     }
 
-    /// `edit --plugins=<key>`: a plugin of the whole project.
+    /// `edit --plugins=<key>`: a plugin of the whole project (with its flags).
     fn is_project_plugin(&self) -> bool {
-        self.0.len() == 2 && self.0[0] == "edit" && self.0[1].starts_with("--plugins=")
+        self.0.len() >= 2 && self.0[0] == "edit" && self.0[1].starts_with("--plugins=")
     }
 
     /// `edit --webhook-certs=<mode>`, which releases before the choice do not know: they
@@ -153,6 +153,9 @@ fn plugin_lines(project: &Project, manifests: bool) -> Vec<CommandLine> {
         .map(|plugin| {
             let mut edit = CommandLine::new(&["edit"]);
             edit.flag("plugins", plugin.short_key());
+            for (flag, value) in plugin.replay_flags(project) {
+                edit.flag(flag, value);
+            }
             edit
         })
         .collect()
@@ -659,6 +662,22 @@ mod tests {
             .map(ToString::to_string)
             .collect();
         assert_eq!(after, ["operator-rs edit --plugins=helm/v2-alpha"]);
+        // The chart's settings that PROJECT records, as kubebuilder's flags.
+        p.plugins.insert(
+            plugins::helm::PLUGIN_KEY.into(),
+            serde_yaml::from_str("{manifests: custom.yaml, output: charts}").unwrap(),
+        );
+        let after: Vec<String> = plugin_lines(&p, true)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            after,
+            [
+                "operator-rs edit --plugins=helm/v2-alpha --manifests=custom.yaml --output-dir=charts"
+            ]
+        );
+        assert!(plugin_lines(&p, true)[0].is_project_plugin());
     }
 
     #[cfg(unix)]

@@ -43,7 +43,7 @@ pub fn run(args: &CreateApiArgs, dir: &Path) -> Result<()> {
     if args.common.dry_run {
         return Ok(());
     }
-    if args.make && request.resource {
+    if args.make && args.manifests && request.resource {
         super::run_make_manifests(dir);
     }
     if !request.parts.is_empty() && request.controller {
@@ -68,7 +68,9 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     let recorded = resolve::recorded(&checked, request, &vars);
     let mut plan = Plan::new(dir, request.force);
     render::render(&mut plan, &checked, request, &vars, recorded.as_ref())?;
-    let project = record::record(&checked, request);
+    let mut project = record::record(&checked, request);
+    let external = &request.external_plugins;
+    super::plugin_chain::run(external, "create api", &mut plan, &mut project)?;
     plan.write(project::FILE, project.render_now())?;
     Ok(plan)
 }

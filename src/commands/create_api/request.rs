@@ -9,6 +9,7 @@ use anyhow::Result;
 use crate::cli::CreateApiArgs;
 use crate::external::ExternalRequest;
 use crate::names::{InvalidInput, parse_controller_name};
+use crate::plugins::external::Found;
 use crate::plugins::{self, ApiFlags, ApiPart};
 
 /// `create api` after flag parsing and prompting.
@@ -29,6 +30,8 @@ pub struct Request {
     pub parts: Vec<Box<dyn ApiPart>>,
     /// The `--plugins` keys that name the base layout (`go/v4` …), for a note.
     pub layout_keys: Vec<String>,
+    /// The external plugins `--plugins` names, run after the command's own files.
+    pub external_plugins: Vec<Found>,
 }
 
 impl fmt::Debug for Request {
@@ -112,6 +115,7 @@ impl Request {
             external,
             parts,
             layout_keys: selection.layout,
+            external_plugins: selection.external,
         })
     }
 
@@ -131,6 +135,7 @@ impl Request {
             external: None,
             parts: Vec::new(),
             layout_keys: Vec::new(),
+            external_plugins: Vec::new(),
         }
     }
 }

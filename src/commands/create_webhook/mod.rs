@@ -25,6 +25,8 @@ use anyhow::Result;
 use crate::cli::CreateWebhookArgs;
 use crate::commands::webhook_certs;
 use crate::external::ExternalRequest;
+use crate::names::InvalidInput;
+use crate::plugins::{self, external::Found};
 use crate::project::{self, WebhookCerts};
 use crate::scaffold::Plan;
 
@@ -98,10 +100,24 @@ pub struct Request {
     /// `--external-api-*`: a kind of another project, whose types are generated if the project
     /// has none yet.
     pub external: Option<ExternalRequest>,
+    /// The external plugins `--plugins` names, run after the command's own files.
+    pub external_plugins: Vec<Found>,
 }
 
 impl Request {
     pub fn from_args(args: &CreateWebhookArgs) -> Result<Self> {
+        let selection = plugins::select(&args.plugins, "create webhook")?;
+        if let Some(plugin) = selection.plugins.first() {
+            return Err(InvalidInput::new(
+                "--plugins",
+                plugin.short_key(),
+                format!(
+                    "the plugin has no part in create webhook; {}",
+                    plugin.usage()
+                ),
+            )
+            .into());
+        }
         Ok(Self {
             group: args.group.clone(),
             version: args.version.clone(),
@@ -121,6 +137,7 @@ impl Request {
                 args.external.external_api_module.as_deref(),
                 None,
             )?,
+            external_plugins: selection.external,
         })
     }
 }
@@ -161,7 +178,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
     }
     let mut plan = Plan::new(dir, request.force);
     let warnings = render::render(&mut plan, &checked, request, &vars, &spokes)?;
-    let project = record::record(&checked, request, &spokes);
+    let mut project = record::record(&checked, request, &spokes);
     webhook_certs::update(
         &mut plan,
         &checked.project,
@@ -169,6 +186,8 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
         &checked.boilerplate,
         false,
     )?;
+    let external = &request.external_plugins;
+    super::plugin_chain::run(external, "create webhook", &mut plan, &mut project)?;
     plan.write(project::FILE, project.render_now())?;
     Ok(Planned {
         plan,

@@ -48,9 +48,10 @@ fn current_owner(header: &str) -> String {
 }
 
 /// Replaces the license header on top of the project's Rust files: files that start with the
-/// current header get the new one (none: every Rust file gets it), and `hack/boilerplate.rs.txt`
-/// is rewritten (removed for no header).
-pub(super) fn rewrite_headers(plan: &mut Plan, old: &str, new: &str) -> Result<()> {
+/// current header (a `YEAR` in it standing for the year each was written) get the new one, its
+/// `YEAR` replaced by `year` (none: every Rust file gets it), and `hack/boilerplate.rs.txt` is
+/// rewritten as the new header is, `YEAR` kept (removed for no header).
+pub(super) fn rewrite_headers(plan: &mut Plan, old: &str, new: &str, year: i64) -> Result<()> {
     let as_written = |header: &str| {
         if header.trim().is_empty() {
             String::new()
@@ -62,11 +63,12 @@ pub(super) fn rewrite_headers(plan: &mut Plan, old: &str, new: &str) -> Result<(
     if old_top == new_top {
         return Ok(());
     }
+    let new_top = boilerplate::with_year(&new_top, year);
     for path in rust_files(plan) {
         let Some(text) = plan.read(&path)? else {
             continue;
         };
-        if let Some(rest) = text.strip_prefix(&old_top) {
+        if let Some(rest) = boilerplate::strip_header(&text, &old_top) {
             plan.edit(&path, |_| Ok(format!("{new_top}{rest}")))?;
         }
     }

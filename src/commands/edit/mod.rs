@@ -45,6 +45,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
     let old = load_project(dir)?;
     let mut notes = Vec::new();
     let selection = plugins::select(&args.plugins, "edit")?;
+    args.plugin_flags.check(&selection.plugins)?;
     for key in &selection.layout {
         notes.push(format!(
             "--plugins {key}: kubebuilder's standard layout, which is this project's; nothing to change"
@@ -125,14 +126,16 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
         }
     }
     if let Some(header) = &new_header {
-        license::rewrite_headers(&mut plan, &old_header, header)?;
+        license::rewrite_headers(&mut plan, &old_header, header, year)?;
     }
     // The plugins of the whole project, written or brought up to date for the project as edited.
     let vars = ProjectVars::new(&new, new_header.as_deref().unwrap_or(&old_header));
     for part in selection.plugins.iter().filter_map(|p| p.project()) {
+        part.configure(&mut new, &args.plugin_flags)?;
         part.render(&mut plan, &new, &vars)?;
         part.record(&mut new);
     }
+    super::plugin_chain::run(&selection.external, "edit", &mut plan, &mut new)?;
     plan.write(project::FILE, new.render_now())?;
     if new.namespaced && !old.namespaced {
         notes.push(

@@ -2,11 +2,10 @@
 //! `.github/workflows/auto_update.yml`, that brings the project onto each new operator-rs release
 //! on a branch and opens an issue to review it.
 //!
-//! kubebuilder's workflow downloads the newest kubebuilder and runs `kubebuilder alpha update
-//! --push --open-gh-issue`. operator-rs's installs the release that made the project (PROJECT's
-//! `cliVersion`) and the newest one from crates.io with `cargo install --locked operator-rs
-//! --version <v>`, as `alpha update --from-binary` needs the old binary, and makes the branch,
-//! the commit and the issue itself with git and gh. The file is the user's once written.
+//! It is kubebuilder's workflow with operator-rs for kubebuilder: it installs the newest
+//! operator-rs from crates.io and runs kubebuilder's line, `alpha update --force --push
+//! --restore-path .github/workflows --open-gh-issue` (alpha update installs the release that made
+//! the project itself). The file is the user's once written.
 
 use anyhow::Result;
 use serde_yaml::{Mapping, Value};
@@ -88,15 +87,10 @@ mod tests {
             .filter_map(|s| s.get("run").and_then(Value::as_str))
             .collect();
         for expected in [
-            "s/^cliVersion: *//p",
-            "cargo install --locked operator-rs --version \"$FROM\"",
-            "alpha update",
-            "--from-binary \"$RUNNER_TEMP/operator-rs-$FROM/bin/operator-rs\"",
-            "git checkout HEAD -- .github/workflows",
-            "git push origin \"$BRANCH\"",
-            "gh issue create",
+            "cargo install --locked operator-rs\n",
+            "operator-rs alpha update \\\n  --force \\\n  --push \\\n  --restore-path .github/workflows \\\n  --open-gh-issue",
         ] {
-            assert!(run.contains(expected), "{expected} in {run}");
+            assert!(run.contains(expected), "{expected:?} in {run}");
         }
         assert!(text.contains("${{ secrets.GITHUB_TOKEN }}"));
     }

@@ -1,16 +1,22 @@
 //! The chart's templates, one per object that config/ renders, under `templates/<area>/` as
 //! kubebuilder lays them out (crd, rbac, manager, metrics, webhook, cert-manager, prometheus,
 //! network-policy; `extra` for objects of the user's own kinds of patch). Each object is the
-//! rendered one with the release's namespace, Helm's labels and the `values.yaml` switches of its
-//! area; the manager's Deployment takes its settings from `values.yaml` (`manager.rs`).
+//! rendered one with the release's namespace and names (`names.rs`), Helm's labels and the
+//! `values.yaml` switches of its area; the manager's Deployment takes its settings from
+//! `values.yaml` (`manager/`), the servers' Services, policies and monitor their ports
+//! (`ports.rs`), the roles `rbac.namespaced` and the ServiceAccount `serviceAccount` (`rbac.rs`).
 
 use anyhow::{Result, bail};
 use serde_yaml::{Mapping, Value};
 
 use super::manager;
+use super::names::Names;
+use super::ports::{self, Server};
+use super::rbac;
 use super::render::Rendered;
 use super::switches::{
-    CERT_MANAGER, CRD, Features, HELPERS, METRICS, NETWORK_POLICY, PROMETHEUS, WEBHOOK,
+    self, CERT_MANAGER, CRD, Features, HELPERS, MANAGER, METRICS, METRICS_SECURE, NETWORK_POLICY,
+    PROMETHEUS, SERVICE_ACCOUNT, WEBHOOK,
 };
 use super::yaml::{self, Doc};
 
@@ -27,33 +33,39 @@ pub struct Chart {
     pub features: Features,
     /// The manager's settings that `values.yaml` starts from.
     pub manager: manager::Defaults,
+    /// Whether config/ turns the metrics server on (`metrics.enabled`'s default).
+    pub metrics: bool,
 }
 
 /// The chart of the objects `rendered` holds; `chart` is the chart's name (the project's).
 pub fn build(rendered: &Rendered, chart: &str) -> Result<Chart> {
     let mut objects: Vec<&Value> = rendered.default.iter().collect();
-    let in_default = |kind: &str| rendered.default.iter().any(|o| kind_of(o) == kind);
-    let features = Features {
-        webhooks: rendered.default.iter().any(|o| {
-            kind_of(o).ends_with("WebhookConfiguration") || conversion_webhook(o).is_some()
-        }),
-        cert_manager: rendered.default.iter().any(is_cert_manager),
-        prometheus_by_default: in_default("ServiceMonitor"),
-        network_policy_by_default: in_default("NetworkPolicy"),
-    };
     // The opt-in overlays, unless config/default has them already.
     for object in &rendered.optional {
-        if !rendered
-            .default
+        if !objects
             .iter()
             .any(|o| kind_of(o) == kind_of(object) && name_of(o) == name_of(object))
         {
             objects.push(object);
         }
     }
+    let Some(deployment) = objects
+        .iter()
+        .copied()
+        .find(|o| kind_of(o) == "Deployment" && manager::is_manager(o))
+    else {
+        bail!(
+            "the manifests hold no manager Deployment (control-plane: controller-manager); the \
+             chart is made around it"
+        );
+    };
+    let account = service_account(&objects, deployment);
+    let features = features(rendered, deployment, account.is_some());
+    let namespace = rendered.namespace.as_deref();
+    let names = Names::new(&objects, chart, &rendered.name_prefix, namespace, account);
+    let defaults = manager::defaults(deployment, &features, namespace);
 
     let mut templates: Vec<Template> = Vec::new();
-    let mut manager_defaults = None;
     for object in objects {
         let kind = kind_of(object);
         let name = name_of(object);
@@ -62,20 +74,11 @@ pub fn build(rendered: &Rendered, chart: &str) -> Result<Chart> {
             continue;
         }
         if kind.is_empty() || name.is_empty() {
-            bail!("kubectl kustomize config/default rendered an object without kind or name");
+            bail!("the manifests hold an object without kind or name");
         }
         let short = name.strip_prefix(&rendered.name_prefix).unwrap_or(name);
-        let (area, conditions) = area(object, short, &features);
-        let mut value = object.clone();
-        yaml::prepare(&mut value, rendered.namespace.as_deref());
-        let mut doc = Doc::default();
-        common(&mut doc, &mut value, chart, &features);
-        if kind == "CustomResourceDefinition" {
-            crd(&mut doc, &mut value);
-        }
-        if kind == "Deployment" && area == "manager" && manager_defaults.is_none() {
-            manager_defaults = Some(manager::template(&mut doc, &mut value, &features)?);
-        }
+        let (area, conditions) = area(object, short, &features, account == Some(name));
+        let text = template(object, area, short, chart, &features, &names)?;
         let file = if kind == "CustomResourceDefinition" {
             name
         } else {
@@ -85,28 +88,100 @@ pub fn build(rendered: &Rendered, chart: &str) -> Result<Chart> {
         if templates.iter().any(|t| t.path == path) {
             path = format!("{area}/{file}-{}.yaml", kind.to_lowercase());
         }
-        let body = doc.text(&value);
-        let text = match conditions.as_slice() {
-            [] => body,
-            [one] => format!("{{{{- if {one} }}}}\n{body}{{{{- end }}}}\n"),
-            many => format!(
-                "{{{{- if and {} }}}}\n{body}{{{{- end }}}}\n",
-                many.join(" ")
-            ),
+        let text = match switches::all(&conditions) {
+            None => text,
+            Some(condition) => format!("{{{{- if {condition} }}}}\n{text}{{{{- end }}}}\n"),
         };
         templates.push(Template { path, text });
     }
-    let Some(manager) = manager_defaults else {
-        bail!(
-            "kubectl kustomize config/default rendered no manager Deployment \
-             (control-plane: controller-manager); the chart is made around it"
-        );
-    };
+    let metrics = manager::servers(deployment).1;
     Ok(Chart {
         templates,
         features,
-        manager,
+        manager: defaults,
+        metrics,
     })
+}
+
+/// The manager's ServiceAccount, if it is one of the objects.
+fn service_account<'a>(objects: &[&'a Value], deployment: &'a Value) -> Option<&'a str> {
+    deployment
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("spec"))
+        .and_then(|s| yaml::str_at(s, "serviceAccountName"))
+        .filter(|sa| {
+            objects
+                .iter()
+                .any(|o| kind_of(o) == "ServiceAccount" && name_of(o) == *sa)
+        })
+}
+
+/// What the project has: its kinds of objects in config/default, its manager's servers.
+fn features(rendered: &Rendered, deployment: &Value, service_account: bool) -> Features {
+    let in_default = |kind: &str| rendered.default.iter().any(|o| kind_of(o) == kind);
+    let (ports, _, metrics_secure) = manager::servers(deployment);
+    Features {
+        webhooks: rendered.default.iter().any(|o| {
+            kind_of(o).ends_with("WebhookConfiguration") || conversion_webhook(o).is_some()
+        }),
+        cert_manager: rendered.default.iter().any(is_cert_manager),
+        prometheus_by_default: in_default("ServiceMonitor"),
+        network_policy_by_default: in_default("NetworkPolicy"),
+        service_account,
+        ports,
+        metrics_secure,
+    }
+}
+
+/// The template of one object (without its area's switches).
+fn template(
+    object: &Value,
+    area: &str,
+    short: &str,
+    chart: &str,
+    features: &Features,
+    names: &Names,
+) -> Result<String> {
+    let kind = kind_of(object);
+    let mut value = object.clone();
+    let mut doc = Doc::default();
+    rbac::service_account_references(&mut doc, &mut value, names);
+    // A CRD's versions (their schemas) are the user's data: no name in them is the chart's.
+    let spec = value.get_mut("spec").and_then(Value::as_mapping_mut);
+    let versions = match spec {
+        Some(spec) if kind == "CustomResourceDefinition" => yaml::take(spec, "versions"),
+        _ => None,
+    };
+    names.prepare(&mut value, &mut doc, true);
+    if let Some(mut versions) = versions {
+        names.prepare(&mut versions, &mut doc, false);
+        if let Some(spec) = value.get_mut("spec").and_then(Value::as_mapping_mut) {
+            spec.insert("versions".into(), versions);
+        }
+    }
+    common(&mut doc, &mut value, chart, features);
+    match kind {
+        "CustomResourceDefinition" => crd(&mut doc, &mut value),
+        "Deployment" if area == "manager" => {
+            manager::template(&mut doc, &mut value, features, names)?
+        }
+        "ServiceAccount" if names.service_account() == Some(name_of(object)) => {
+            rbac::service_account(&mut doc, &mut value)
+        }
+        "Service" | "NetworkPolicy" if area == "metrics" || short.contains("metrics") => {
+            ports::template(&mut doc, &mut value, Server::Metrics, features)
+        }
+        "Service" | "NetworkPolicy" if area == "webhook" || short.contains("webhook") => {
+            ports::template(&mut doc, &mut value, Server::Webhook, features)
+        }
+        "ServiceMonitor" => ports::service_monitor(&mut doc, &mut value, features),
+        _ => {}
+    }
+    if rbac::follows_namespaced(kind, short) {
+        rbac::namespaced(&mut doc, &mut value);
+    }
+    Ok(doc.text(&value))
 }
 
 pub fn kind_of(object: &Value) -> &str {
@@ -130,16 +205,23 @@ fn conversion_webhook(object: &Value) -> Option<&Value> {
     (yaml::str_at(conversion, "strategy") == Some("Webhook")).then_some(conversion)
 }
 
-/// The folder of an object's template and the values that switch it on (all must be true).
-fn area(object: &Value, short: &str, features: &Features) -> (&'static str, Vec<&'static str>) {
+/// The folder of an object's template and the values that switch it on (all must be true);
+/// `account`: it is the manager's ServiceAccount.
+fn area(
+    object: &Value,
+    short: &str,
+    features: &Features,
+    account: bool,
+) -> (&'static str, Vec<&'static str>) {
     let kind = kind_of(object);
     let metrics = short.contains("metrics");
     let webhook = short.contains("webhook");
     match kind {
         "CustomResourceDefinition" => ("crd", vec![CRD]),
-        "Deployment" if manager::is_manager(object) => ("manager", vec![]),
+        "Deployment" if manager::is_manager(object) => ("manager", vec![MANAGER]),
         // The manager's with --sharding (config/manager/pod_disruption_budget.yaml).
-        "PodDisruptionBudget" if manager::is_manager(object) => ("manager", vec![]),
+        "PodDisruptionBudget" if manager::is_manager(object) => ("manager", vec![MANAGER]),
+        "ServiceAccount" if account => ("rbac", vec![SERVICE_ACCOUNT]),
         "ServiceAccount" | "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding" => {
             if ["-admin-role", "-editor-role", "-viewer-role"]
                 .iter()
@@ -147,7 +229,8 @@ fn area(object: &Value, short: &str, features: &Features) -> (&'static str, Vec<
             {
                 ("rbac", vec![HELPERS])
             } else if metrics {
-                ("rbac", vec![METRICS])
+                // Metrics authentication: HTTPS only, as kubebuilder's chart.
+                ("rbac", vec![METRICS, METRICS_SECURE])
             } else if webhook && features.webhooks {
                 // The RBAC of the manager's own webhook certificates (config/webhook-certs):
                 // without webhooks the manager makes none.
@@ -165,7 +248,7 @@ fn area(object: &Value, short: &str, features: &Features) -> (&'static str, Vec<
             if kind != "Certificate" {
                 ("cert-manager", vec![CERT_MANAGER])
             } else if metrics {
-                ("cert-manager", vec![CERT_MANAGER, METRICS])
+                ("cert-manager", vec![CERT_MANAGER, METRICS, METRICS_SECURE])
             } else if features.webhooks {
                 ("cert-manager", vec![CERT_MANAGER, WEBHOOK])
             } else {

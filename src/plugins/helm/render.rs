@@ -1,6 +1,7 @@
-//! The project's manifests as `kubectl kustomize config/default` renders them: what `make deploy`
-//! installs, user patches in `config/` included, and the opt-in overlays (`config/prometheus`,
-//! `config/network-policy`) under config/default's namespace and name prefix.
+//! The project's manifests: what `make deploy` installs, as `kubectl kustomize config/default`
+//! renders it (user patches in `config/` included), or a file of kustomize's output
+//! (`--manifests`); and the opt-in overlays (`config/prometheus`, `config/network-policy`)
+//! under the same namespace and name prefix.
 //!
 //! The command's plan may not be on disk yet (`init --plugins helm/v2-alpha`), so `config/` is
 //! copied into a scratch folder as the plan leaves it, and kustomize runs there.
@@ -11,6 +12,7 @@ use std::process::Command;
 use anyhow::{Context as _, Result, bail};
 use serde_yaml::Value;
 
+use super::settings::Settings;
 use crate::scaffold::Plan;
 
 /// The rendered objects of the project.
@@ -28,27 +30,32 @@ pub struct Rendered {
 /// The overlays that config/default leaves out unless the user uncomments them.
 const OPTIONAL: &[&str] = &["prometheus", "network-policy"];
 
-/// Renders the project's config/ as `plan` leaves it.
-pub fn render(plan: &Plan) -> Result<Rendered> {
+/// The project's manifests as `settings` name them, config/ as `plan` leaves it.
+pub fn render(plan: &Plan, settings: &Settings) -> Result<Rendered> {
     let scratch = tempfile::tempdir().context("creating a scratch folder for kubectl kustomize")?;
     let config = scratch.path().join("config");
     copy_config(plan, &config)?;
 
-    let default_kustomization = std::fs::read_to_string(config.join("default/kustomization.yaml"))
-        .context("reading config/default/kustomization.yaml (the chart is made from it)")?;
-    let kustomization: Value = serde_yaml::from_str(&default_kustomization)
-        .context("config/default/kustomization.yaml is not YAML")?;
-    let namespace = kustomization
-        .get("namespace")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let name_prefix = kustomization
-        .get("namePrefix")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-
-    let default = kustomize(&config.join("default"), "config/default")?;
+    let (default, namespace, name_prefix) = if settings.renders_config() {
+        let default_kustomization =
+            std::fs::read_to_string(config.join("default/kustomization.yaml"))
+                .context("reading config/default/kustomization.yaml (the chart is made from it)")?;
+        let kustomization: Value = serde_yaml::from_str(&default_kustomization)
+            .context("config/default/kustomization.yaml is not YAML")?;
+        let namespace = kustomization
+            .get("namespace")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let name_prefix = kustomization
+            .get("namePrefix")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let default = kustomize(&config.join("default"), "config/default")?;
+        (default, namespace, name_prefix)
+    } else {
+        from_file(plan.root(), &settings.manifests)?
+    };
     let mut optional = Vec::new();
     for overlay in OPTIONAL {
         let dir = config.join(overlay);
@@ -75,6 +82,64 @@ pub fn render(plan: &Plan) -> Result<Rendered> {
         namespace,
         name_prefix,
     })
+}
+
+/// The objects of the manifests file `file` (relative to the project, or absolute), but the
+/// custom resources of its CRDs (kubebuilder leaves samples out too), with the namespace and
+/// name prefix of its manager Deployment.
+fn from_file(root: &Path, file: &str) -> Result<(Vec<Value>, Option<String>, String)> {
+    let text = match std::fs::read_to_string(root.join(file)) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => bail!(
+            "--manifests {file}: no such file (run `make build-installer` to write \
+             dist/install.yaml, or leave --manifests out: config/default is rendered then)"
+        ),
+        Err(err) => bail!("--manifests {file}: {err}"),
+    };
+    let objects = parse(&text).with_context(|| format!("--manifests {file} is not YAML"))?;
+    let kind_of = |o: &Value| super::chart::kind_of(o).to_string();
+    let group_of = |o: &Value| {
+        let api = o
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        api.rsplit_once('/').map_or("", |(g, _)| g).to_string()
+    };
+    let custom: Vec<(String, String)> = objects
+        .iter()
+        .filter(|o| kind_of(o) == "CustomResourceDefinition")
+        .filter_map(|crd| {
+            let spec = crd.get("spec")?;
+            let group = spec.get("group")?.as_str()?.to_string();
+            let kind = spec.get("names")?.get("kind")?.as_str()?.to_string();
+            Some((group, kind))
+        })
+        .collect();
+    let objects: Vec<Value> = objects
+        .into_iter()
+        .filter(|o| o.is_mapping())
+        .filter(|o| !custom.contains(&(group_of(o), kind_of(o))))
+        .collect();
+    let Some(manager) = objects
+        .iter()
+        .find(|o| kind_of(o) == "Deployment" && super::manager::is_manager(o))
+    else {
+        bail!(
+            "--manifests {file} holds no manager Deployment (control-plane: \
+             controller-manager); the chart is made around it"
+        );
+    };
+    let metadata = manager.get("metadata");
+    let namespace = metadata
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let name = super::chart::name_of(manager);
+    let prefix = name
+        .strip_suffix("controller-manager")
+        .unwrap_or_default()
+        .to_string();
+    Ok((objects, namespace, prefix))
 }
 
 /// Copies config/ from the disk, then the plan's files under config/ over it.

@@ -10,7 +10,8 @@ use anyhow::{Context as _, Result, bail};
 use serde::Deserialize;
 use serde_yaml::Value;
 
-use super::VALUES;
+use super::manager;
+use super::switches::Features;
 use super::values;
 use crate::project::Project;
 use crate::scaffold::line_endings;
@@ -21,9 +22,10 @@ use crate::vars::ProjectVars;
 /// The template of the manager's Deployment that `init` writes, which the chart is made from.
 const MANAGER_TEMPLATE: &str = "init/config/manager/manager.yaml";
 
-/// Plans `values.yaml` with the manager's settings of `new` in place of those of `old`.
-pub fn values(plan: &mut Plan, old: &Project, new: &Project) -> Result<()> {
-    let Some(current) = plan.read(VALUES)? else {
+/// Plans `values.yaml` (at `path`) with the manager's settings of `new` in place of those of
+/// `old`.
+pub fn values(plan: &mut Plan, path: &str, old: &Project, new: &Project) -> Result<()> {
+    let Some(current) = plan.read(path)? else {
         return Ok(());
     };
     let (before, after) = (Manager::of(old)?, Manager::of(new)?);
@@ -46,21 +48,22 @@ pub fn values(plan: &mut Plan, old: &Project, new: &Project) -> Result<()> {
         text = match patch(&text, &was, &will) {
             Some(text) => text,
             None => bail!(
-                "cannot update {VALUES}: its {key} is not as operator-rs wrote it; set it to \
+                "cannot update {path}: its {key} is not as operator-rs wrote it; set it to \
                  {value} by hand, then run edit again",
             ),
         };
     }
-    plan.write(VALUES, line_endings::like(&current, &text))?;
+    plan.write(path, line_endings::like(&current, &text))?;
     plan.note(format!(
-        "{VALUES} has the manager's replicas and arguments for --sharding={}; run `make \
+        "{path} has the manager's replicas and arguments for --sharding={}; run `make \
          helm-chart` to bring the chart's templates up to date",
         new.sharding
     ));
     Ok(())
 }
 
-/// The manager's settings that `values.yaml` holds, as `init` writes them for `project`.
+/// The manager's settings that `values.yaml` holds, as `init` writes them for `project` (the
+/// arguments but the servers', which have values of their own).
 #[derive(Debug, PartialEq)]
 struct Manager {
     replicas: Value,
@@ -82,6 +85,7 @@ impl Manager {
             .into_iter()
             .flatten()
             .filter_map(Value::as_str)
+            .filter(|a| !manager::is_server_arg(a, &Features::default()))
             .map(str::to_string)
             .collect();
         Ok(Self {
@@ -94,6 +98,8 @@ impl Manager {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const VALUES: &str = "dist/chart/values.yaml";
 
     fn project(sharding: bool) -> Project {
         Project {
@@ -108,20 +114,10 @@ mod tests {
     fn the_managers_settings_follow_init() {
         let plain = Manager::of(&project(false)).unwrap();
         assert_eq!(plain.replicas, Value::from(1));
-        assert_eq!(
-            plain.args,
-            ["--leader-elect", "--health-probe-bind-address=:8081"]
-        );
+        assert_eq!(plain.args, ["--leader-elect"]);
         let sharded = Manager::of(&project(true)).unwrap();
         assert_eq!(sharded.replicas, Value::from(3));
-        assert_eq!(
-            sharded.args,
-            [
-                "--leader-elect",
-                "--sharding",
-                "--health-probe-bind-address=:8081"
-            ]
-        );
+        assert_eq!(sharded.args, ["--leader-elect", "--sharding"]);
     }
 
     #[test]
@@ -135,20 +131,20 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("dist/chart")).unwrap();
         std::fs::write(dir.path().join(VALUES), &written).unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        values(&mut plan, &project(false), &project(true)).unwrap();
+        values(&mut plan, VALUES, &project(false), &project(true)).unwrap();
         let sharded = plan.read(VALUES).unwrap().unwrap();
         assert!(
             sharded.starts_with("# mine\nmanager:\n  replicas: 3\n"),
             "{sharded}"
         );
         assert!(
-            sharded.contains("    - --leader-elect\n    - --sharding\n    - --health"),
+            sharded.contains("    - --leader-elect\n    - --sharding\n  env"),
             "{sharded}"
         );
         // And back.
         std::fs::write(dir.path().join(VALUES), &sharded).unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        values(&mut plan, &project(true), &project(false)).unwrap();
+        values(&mut plan, VALUES, &project(true), &project(false)).unwrap();
         assert_eq!(plan.read(VALUES).unwrap().unwrap(), written);
         // Replicas of the user's: refused, naming the value.
         std::fs::write(
@@ -157,7 +153,7 @@ mod tests {
         )
         .unwrap();
         let mut plan = Plan::new(dir.path(), false);
-        let err = values(&mut plan, &project(false), &project(true)).unwrap_err();
+        let err = values(&mut plan, VALUES, &project(false), &project(true)).unwrap_err();
         assert!(err.to_string().contains("manager.replicas"), "{err}");
     }
 }

@@ -7,10 +7,12 @@ use serde_yaml::{Mapping, Value};
 /// Stands for `{{ .Release.Namespace }}` inside strings.
 pub const NAMESPACE: &str = "__HELM_RELEASE_NAMESPACE__";
 
-/// An object being turned into a template: its value and the blocks its placeholders stand for.
+/// An object being turned into a template: its value, the blocks its placeholder entries stand
+/// for, and the template text its inline placeholders (within strings) stand for.
 #[derive(Default)]
 pub struct Doc {
     blocks: Vec<Block>,
+    inline: Vec<String>,
 }
 
 /// Lines of template text, given the indentation of the line they replace.
@@ -22,6 +24,13 @@ impl Doc {
         let token = format!("__HELM_BLOCK_{}__", self.blocks.len());
         self.blocks.push(Box::new(block));
         (Value::String(token.to_lowercase()), Value::String(token))
+    }
+
+    /// A placeholder for `text` (a template action such as `{{ .Values.metrics.port }}`) to put
+    /// in a string of the object, or in place of a scalar; [`Doc::text`] puts `text` there.
+    pub fn inline(&mut self, text: impl Into<String>) -> String {
+        self.inline.push(text.into());
+        format!("__HELM_INLINE_{}__", self.inline.len() - 1)
     }
 
     /// `value` serialized, its placeholders replaced.
@@ -58,32 +67,44 @@ impl Doc {
                 }
             }
         }
-        joined(&out).replace(NAMESPACE, "{{ .Release.Namespace }}")
+        let mut text = joined(&out).replace(NAMESPACE, "{{ .Release.Namespace }}");
+        // A placeholder is a plain scalar to serde_yaml (letters, digits and `_`), never quoted.
+        for (i, inline) in self.inline.iter().enumerate() {
+            text = text.replace(&format!("__HELM_INLINE_{i}__"), inline);
+        }
+        text
     }
 }
 
 /// `text` with each `{{- end }}` that is followed by the same `{{- if … }}` it closes taken out
-/// with that line: consecutive items under one switch read as one block.
+/// with that line: consecutive items under one switch read as one block. An `if` with an `else`
+/// is never joined to the next (its `else` would take the next one's lines).
 fn joined(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = String::new();
-    let mut open: Vec<&str> = Vec::new();
+    // The open actions: the line that opened each, and whether it has had an `else`.
+    let mut open: Vec<(&str, bool)> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i].trim();
         if line == "{{- end }}" {
-            if open.last().is_some_and(|o| o.starts_with("{{- if "))
-                && lines.get(i + 1).map(|l| l.trim()) == open.last().copied()
+            if let Some(&(opened, false)) = open.last()
+                && opened.starts_with("{{- if ")
+                && lines.get(i + 1).map(|l| l.trim()) == Some(opened)
             {
                 i += 2;
                 continue;
             }
             open.pop();
+        } else if line.starts_with("{{- else") {
+            if let Some(top) = open.last_mut() {
+                top.1 = true;
+            }
         } else if ["{{- if ", "{{- with ", "{{- range "]
             .iter()
-            .any(|p| line.starts_with(p))
+            .any(|p| line.trim_start_matches("- ").starts_with(p))
         {
-            open.push(line);
+            open.push((line, false));
         }
         out.push_str(lines[i]);
         out.push('\n');
@@ -126,6 +147,59 @@ pub fn when(condition: Option<&str>, indent: &str, body: Vec<String>) -> Vec<Str
     }
 }
 
+/// The entries of a mapping of `values.yaml` (`source`: the `with` expressions that reach it,
+/// `[".Values.manager.pod", ".labels"]`) added to the mapping `key` of `map`, but for the keys
+/// it has already and `fixed`: a placeholder in that mapping, or, without one, in `map`, which
+/// writes `key:` only when the values have entries.
+pub fn values_into(doc: &mut Doc, map: &mut Mapping, key: &str, source: &[&str], fixed: &[&str]) {
+    let mut keep: Vec<String> = fixed.iter().map(|k| k.to_string()).collect();
+    let existing = map.get_mut(key).and_then(Value::as_mapping_mut);
+    if let Some(existing) = &existing {
+        let keys = existing.keys().filter_map(Value::as_str);
+        keep.extend(
+            keys.filter(|k| block_index(&format!("{k}:")).is_none())
+                .map(str::to_string),
+        );
+    }
+    let source: Vec<String> = source.iter().map(|s| s.to_string()).collect();
+    let omit = (!keep.is_empty()).then(|| {
+        let keys: Vec<String> = keep.iter().map(|k| format!("{k:?}")).collect();
+        format!("omit . {}", keys.join(" "))
+    });
+    let nested = existing.is_none().then(|| key.to_string());
+    let block = doc.block(move |indent| {
+        let mut out: Vec<String> = source
+            .iter()
+            .chain(omit.iter())
+            .map(|with| format!("{indent}{{{{- with {with} }}}}"))
+            .collect();
+        match &nested {
+            Some(key) => {
+                out.push(format!("{indent}{key}:"));
+                out.push(format!(
+                    "{indent}  {{{{- toYaml . | nindent {} }}}}",
+                    indent.len() + 2
+                ));
+            }
+            None => out.push(format!(
+                "{indent}{{{{- toYaml . | nindent {} }}}}",
+                indent.len()
+            )),
+        }
+        let ends = source.len() + usize::from(omit.is_some());
+        out.extend((0..ends).map(|_| format!("{indent}{{{{- end }}}}")));
+        out
+    });
+    match map.get_mut(key).and_then(Value::as_mapping_mut) {
+        Some(existing) => {
+            existing.insert(block.0, block.1);
+        }
+        None => {
+            map.insert(block.0, block.1);
+        }
+    }
+}
+
 /// The mapping under `key` of `map`, created if missing.
 pub fn mapping<'a>(map: &'a mut Mapping, key: &str) -> &'a mut Mapping {
     let entry = map
@@ -164,57 +238,9 @@ pub fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }
 
-/// Every string in `value` made safe for Helm (a `{{` of the user's is printed, not run) and the
-/// namespace `ns` replaced by [`NAMESPACE`] where it stands as a whole name (`ns`,
-/// `svc.ns.svc`, `ns/cert`).
-pub fn prepare(value: &mut Value, ns: Option<&str>) {
-    match value {
-        Value::String(s) => {
-            if s.contains("{{") {
-                *s = s.replace("{{", "{{ \"{{\" }}");
-            }
-            if let Some(ns) = ns {
-                *s = replace_name(s, ns, NAMESPACE);
-            }
-        }
-        Value::Sequence(items) => items.iter_mut().for_each(|v| prepare(v, ns)),
-        Value::Mapping(map) => map.values_mut().for_each(|v| prepare(v, ns)),
-        Value::Tagged(tagged) => prepare(&mut tagged.value, ns),
-        _ => {}
-    }
-}
-
-/// `s` with `name` replaced where it is delimited by the start or end, `.` or `/`.
-fn replace_name(s: &str, name: &str, with: &str) -> String {
-    let delimiter = |c: Option<char>| c.is_none_or(|c| c == '.' || c == '/');
-    let mut out = String::new();
-    let mut last = 0;
-    for (at, _) in s.match_indices(name) {
-        let prev = s[..at].chars().next_back();
-        let next = s[at + name.len()..].chars().next();
-        if delimiter(prev) && delimiter(next) {
-            out.push_str(&s[last..at]);
-            out.push_str(with);
-            last = at + name.len();
-        }
-    }
-    out.push_str(&s[last..]);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn namespace_only_as_a_whole_name() {
-        let ns = "demo-system";
-        assert_eq!(replace_name("demo-system", ns, "N"), "N");
-        assert_eq!(replace_name("svc.demo-system.svc", ns, "N"), "svc.N.svc");
-        assert_eq!(replace_name("demo-system/cert", ns, "N"), "N/cert");
-        assert_eq!(replace_name("x-demo-system", ns, "N"), "x-demo-system");
-        assert_eq!(replace_name("demo-systems", ns, "N"), "demo-systems");
-    }
 
     #[test]
     fn placeholders_become_template_lines() {
@@ -241,9 +267,22 @@ mod tests {
     }
 
     #[test]
-    fn users_braces_are_printed() {
-        let mut v = Value::String("a {{ b }}".into());
-        prepare(&mut v, None);
-        assert_eq!(v, Value::String("a {{ \"{{\" }} b }}".into()));
+    fn an_if_with_an_else_is_not_joined() {
+        let text = "{{- if X }}\nkind: Role\n{{- else }}\nkind: ClusterRole\n{{- end }}\n{{- if X }}\n  namespace: n\n{{- end }}\n";
+        assert_eq!(joined(text), text);
+    }
+
+    #[test]
+    fn inline_placeholders_take_scalars_and_parts_of_strings() {
+        let mut doc = Doc::default();
+        let port = doc.inline("{{ .Values.metrics.port }}");
+        let name = doc.inline("{{ include \"c.name\" $ }}");
+        let mut map = Mapping::new();
+        map.insert("port".into(), Value::from(port));
+        map.insert("host".into(), Value::from(format!("{name}.svc")));
+        assert_eq!(
+            doc.text(&Value::Mapping(map)),
+            "port: {{ .Values.metrics.port }}\nhost: {{ include \"c.name\" $ }}.svc\n"
+        );
     }
 }

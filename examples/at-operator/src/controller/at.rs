@@ -343,7 +343,7 @@ mod tests {
     use k8s_openapi::jiff::SignedDuration;
     use kube::CustomResourceExt as _;
     use kube::api::{DeleteParams, PostParams};
-    use operator_rs_runtime::testing::fake::FakeApiServer;
+    use operator_rs_testing::fake::FakeApiServer;
 
     use super::*;
     use crate::api::v1alpha1::{AtSpec, AtStatus};

@@ -495,8 +495,8 @@ mod tests {
     use kube::Api;
     use kube::CustomResourceExt as _;
     use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
-    use operator_rs_runtime::testing::fake::{FakeApiServer, Verb};
-    use operator_rs_runtime::testing::wait_until;
+    use operator_rs_testing::fake::{FakeApiServer, Verb};
+    use operator_rs_testing::wait_until;
     use serde_json::Value;
 
     use super::*;

@@ -19,9 +19,9 @@ use anyhow::{Context as _, bail, ensure};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
-use operator_rs_runtime::e2e::commands::same_image;
-use operator_rs_runtime::e2e::security::restricted_violations;
-use operator_rs_runtime::e2e::{
+use operator_rs_testing::e2e::commands::same_image;
+use operator_rs_testing::e2e::security::restricted_violations;
+use operator_rs_testing::e2e::{
     self, MANAGER_SELECTOR, TIMEOUT, eventually, metrics, pod_is_ready, step,
 };
 

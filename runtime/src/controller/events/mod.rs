@@ -149,8 +149,9 @@ impl Recorder {
     /// Runs `work` (the controller) with a sender of this recorder's Events beside it: from now
     /// on [`Recorder::publish`] only queues. When `work` ends (shutdown, once the last reconciles
     /// have finished, or a failure), the Events still queued are sent within [`FLUSH_TIMEOUT`];
-    /// those left are logged as lost.
-    pub(crate) fn send_while(&self, work: RunnableFuture) -> RunnableFuture {
+    /// those left are logged as lost. The [`Runner`](super::Runner) runs its controllers so; a
+    /// controller run otherwise can do the same with its own recorder.
+    pub fn send_while(&self, work: RunnableFuture) -> RunnableFuture {
         self.inner.background.store(true, Ordering::Release);
         let recorder = self.clone();
         Box::pin(async move {
@@ -306,6 +307,3 @@ impl Recorder {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

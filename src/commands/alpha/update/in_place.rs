@@ -4,14 +4,14 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::{Scaffolds, Versions, changes, plan};
+use super::{Options, Scaffolds, Versions, changes, plan};
 use crate::cli::AlphaUpdateArgs;
 use crate::commands::alpha::{merge, tree};
 use crate::scaffold;
 
 /// `--in-place`: the merge written into the project folder in one all-or-nothing step, then
 /// `make manifests` unless a file was left with conflicts.
-pub(super) fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
+pub(super) fn run(args: &AlphaUpdateArgs, options: &Options, dir: &Path) -> Result<()> {
     let _lock = (!args.common.dry_run)
         .then(|| scaffold::lock(dir))
         .transpose()?;
@@ -29,7 +29,7 @@ pub(super) fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
     let binaries = versions.binaries(args, dir)?;
     let scaffolds = Scaffolds::make(&project, dir, &versions, (&binaries.0, &binaries.1))?;
     let user = tree::read(dir)?;
-    let (changes, report) = changes(&scaffolds, &user, &project, &versions)?;
+    let (changes, report) = changes(&scaffolds, &user, &project, &versions, options)?;
     let plan = plan(dir, &changes)?;
 
     if args.common.dry_run {

@@ -5,9 +5,11 @@
 //! - the original: the user's project (HEAD's commit on branches, the folder in place);
 //! - the upgrade: the project as the new operator-rs scaffolds it from the same PROJECT.
 //!
-//! By default the result is committed on a new git branch ([`branches`]); with
-//! `--in-place` it is written into the folder. The runtime crate (`operator-rs-runtime/`) is
-//! operator-rs's, not the user's: it is replaced whole. PROJECT keeps the user's records and gets
+//! By default the result is committed on a new git branch ([`branches`]), as one commit on the
+//! base branch or (`--show-commits`) with its history; with `--in-place` it is written into the
+//! folder. The flags are kubebuilder's ([`options`]). The vendored crates
+//! (`operator-rs-runtime/`, `operator-rs-testing/`) are operator-rs's, not the user's: they are
+//! replaced whole. PROJECT keeps the user's records and gets
 //! the new `cliVersion`.
 
 use std::collections::BTreeMap;
@@ -25,18 +27,18 @@ use crate::runtime_crate;
 use crate::scaffold::Plan;
 
 mod branches;
+mod gh_issue;
 mod in_place;
+mod options;
+
+use options::Options;
 
 pub fn run(args: &AlphaUpdateArgs, dir: &Path) -> Result<()> {
+    let options = Options::of(args)?;
     if args.in_place {
-        if args.squash || args.push || args.output_branch.is_some() {
-            bail!(
-                "--squash, --push and --output-branch name branches, which --in-place does not make"
-            );
-        }
-        return in_place::run(args, dir);
+        return in_place::run(args, &options, dir);
     }
-    branches::run(args, dir)
+    branches::run(args, &options, dir)
 }
 
 /// The two releases of an update.
@@ -47,10 +49,12 @@ pub(super) struct Versions {
 
 impl Versions {
     /// `--from-version` or PROJECT's cliVersion, and `--to-version` or this release; `None` when
-    /// there is nothing to do (said so), which `--force` overrides.
+    /// there is nothing to do (said so).
+    /// A leading `v` (kubebuilder's releases are v4.6.0) is taken off: crates have none.
     pub fn of(args: &AlphaUpdateArgs, project: &Project) -> Result<Option<Self>> {
+        let unprefixed = |v: &str| v.strip_prefix('v').unwrap_or(v).to_string();
         let from = match &args.from_version {
-            Some(version) => version.clone(),
+            Some(version) => unprefixed(version),
             None if project.cli_version.is_empty() => bail!(
                 "{} records no cliVersion, so the operator-rs that made the project is unknown; \
                  pass --from-version <version>",
@@ -60,9 +64,11 @@ impl Versions {
         };
         let to = args
             .to_version
-            .clone()
-            .unwrap_or_else(|| release::THIS.to_string());
-        if from == to && !args.force {
+            .as_deref()
+            .map_or_else(|| release::THIS.to_string(), unprefixed);
+        // As in kubebuilder, even with --force: its auto-update workflow runs `--force` every
+        // week, and must do nothing until there is a new release.
+        if from == to {
             println!(
                 "The project is on operator-rs {to}'s scaffold already (cliVersion in {}); nothing to do.",
                 project::FILE
@@ -70,6 +76,11 @@ impl Versions {
             return Ok(None);
         }
         Ok(Some(Self { from, to }))
+    }
+
+    /// The output branch kubebuilder would name, with operator-rs for kubebuilder.
+    pub fn branch(&self) -> String {
+        format!("operator-rs-update-from-{}-to-{}", self.from, self.to)
     }
 
     /// The binaries of both releases: `--from-binary`, this one, or `cargo install`'s.
@@ -141,11 +152,12 @@ pub(super) enum Change {
 
 /// The changes that bring `user` (the user's files, with `project` their PROJECT) onto the
 /// upgrade, by path, and what the user must look at.
-pub(super) fn changes(
+fn changes(
     scaffolds: &Scaffolds,
     user: &BTreeMap<String, String>,
     project: &Project,
     versions: &Versions,
+    options: &Options,
 ) -> Result<(BTreeMap<String, Change>, Report)> {
     let labels = Labels {
         user: "yours".into(),
@@ -159,7 +171,11 @@ pub(super) fn changes(
     };
     let mut out = BTreeMap::new();
     let mut report = Report::default();
-    for (path, resolution) in merge::merge(&trees, &labels)? {
+    for (path, resolution) in merge::merge(&trees, &labels, &options.git)? {
+        if options.restores(&path) {
+            report.restored.push(path);
+            continue;
+        }
         let change = match resolution {
             Resolution::Write(text) => Change::Write(text),
             Resolution::Merged(text) => {
@@ -188,8 +204,8 @@ pub(super) fn changes(
         };
         out.insert(path, change);
     }
-    // The runtime crate becomes the new release's, whole: its files written, files of the old
-    // one that it lacks deleted.
+    // The vendored crates become the new release's, whole: their files written, files of the old
+    // ones that they lack deleted.
     for (path, text) in scaffolds
         .upgrade
         .iter()
@@ -206,6 +222,15 @@ pub(super) fn changes(
         project::FILE.into(),
         Change::Write(with_version(project, &versions.to)),
     );
+    // `--restore-path`: the paths stay as the user has them, whatever the update brings.
+    out.retain(|path, _| {
+        let restored = options.restores(path);
+        if restored && !report.restored.contains(path) {
+            report.restored.push(path.clone());
+        }
+        !restored
+    });
+    report.restored.sort();
     Ok((out, report))
 }
 
@@ -228,7 +253,7 @@ pub(super) fn plan(dir: &Path, changes: &BTreeMap<String, Change>) -> Result<Pla
     Ok(plan)
 }
 
-/// The files of a tree but the runtime crate's, which the merge leaves alone.
+/// The files of a tree but the vendored crates', which the merge leaves alone.
 fn without_owned(files: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     files
         .iter()
@@ -243,6 +268,8 @@ pub(super) struct Report {
     pub merged: Vec<String>,
     pub conflicts: Vec<String>,
     pub kept: Vec<String>,
+    /// Files the update would have changed, left as they are by `--restore-path`.
+    pub restored: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -256,6 +283,9 @@ impl Report {
         }
         for kept in &self.kept {
             println!("kept {kept}");
+        }
+        for path in &self.restored {
+            println!("restored {path}: left as it was (--restore-path)");
         }
         for note in &self.notes {
             println!("note: {note}");

@@ -156,7 +156,7 @@ async fn reconcile(object: Arc<{{ kind }}>, _ctx: Arc<Context>) -> Result<Action
 /// controllers of your own kinds do (`operator-rs create api` with `--resource`).
 #[cfg(test)]
 mod tests {
-    use operator_rs_runtime::testing::reconcile_with;
+    use operator_rs_testing::reconcile_with;
 
     use super::*;
 

@@ -149,7 +149,7 @@ async fn reconcile(object: Arc<{{ kind }}>, ctx: Arc<Context>) -> Result<Action,
 #[cfg(test)]
 mod tests {
     use kube::Client;
-    use operator_rs_runtime::testing::{Method, StatusCode, reconcile_with};
+    use operator_rs_testing::{Method, StatusCode, reconcile_with};
 
     use super::*;
     use {{ api_module }}::{{ kind }}Spec;
@@ -248,7 +248,7 @@ mod tests {
 mod against_the_api_server {
     // Types named by their modules: a kind of the project may have any of their names.
     use kube::Api;
-    use operator_rs_runtime::testing::{cluster, fake};
+    use operator_rs_testing::{cluster, fake};
 
     use super::*;
 {%- if external %}
@@ -269,7 +269,7 @@ mod against_the_api_server {
         let object = {{ kind }}::new("test", {{ kind }}Spec::default());
 {%- else %}
         // The sample of `config/samples`: an object the CRD accepts, whatever its schema requires.
-        let mut object: {{ kind }} = operator_rs_runtime::testing::from_yaml(include_str!(concat!(
+        let mut object: {{ kind }} = operator_rs_testing::from_yaml(include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"
         )))

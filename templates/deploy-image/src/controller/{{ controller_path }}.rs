@@ -534,7 +534,7 @@ fn error_source(error: &Error) -> String {
 #[cfg(test)]
 mod against_the_api_server {
     // Types named by their modules: a kind of the project may have any of their names.
-    use operator_rs_runtime::testing::{self, cluster, fake};
+    use operator_rs_testing::{self as testing, cluster, fake};
 
     use super::*;
 
@@ -721,7 +721,7 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
     use kube::{Client, CustomResourceExt as _};
     use operator_rs_runtime::controller::owner_reference;
-    use operator_rs_runtime::testing::{
+    use operator_rs_testing::{
         ApiServer, Method, StatusCode, fake, reconcile_with, wait_until,
     };
     use serde_json::Value;

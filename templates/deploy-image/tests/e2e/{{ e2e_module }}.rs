@@ -9,8 +9,8 @@ use anyhow::{Context as _, bail, ensure};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt as _};
-use operator_rs_runtime::e2e::security::EffectiveSecurity;
-use operator_rs_runtime::e2e::{
+use operator_rs_testing::e2e::security::EffectiveSecurity;
+use operator_rs_testing::e2e::{
     self, FIELD_MANAGER, POD_TIMEOUT, TIMEOUT, eventually, metrics, step,
 };
 use serde_json::json;
@@ -41,7 +41,7 @@ fn sample_is_reconciled() -> anyhow::Result<()> {
         deployment_is_deleted(&deployments).await?;
 
         step("applying the sample, {{ sample_file }}");
-        let mut sample: {{ kind }} = operator_rs_runtime::testing::from_yaml(SAMPLE)
+        let mut sample: {{ kind }} = operator_rs_testing::from_yaml(SAMPLE)
             .context("reading {{ sample_file }}")?;
         sample.metadata.namespace = Some(cluster.namespace().to_string());
         let apply = PatchParams::apply(FIELD_MANAGER);

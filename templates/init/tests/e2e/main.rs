@@ -10,7 +10,7 @@
 //!
 //! Every test is `#[ignore]`d, so a plain `cargo test` (`make test`) only compiles them: no
 //! cluster, no Docker. The set-up and the helpers (waiting, `kubectl`, the metrics endpoint, the
-//! restricted Pod Security Standard) are [`operator_rs_runtime::e2e`]'s.
+//! restricted Pod Security Standard) are [`operator_rs_testing::e2e`]'s.
 //!
 //! Once the project has webhooks, the setup waits after deploying until their CA is in every
 //! webhook configuration and in the CRDs' conversion webhooks: the manager writes it itself
@@ -24,7 +24,7 @@
 //!   Add your own next to them: a `#[test] #[ignore = "..."]` function that calls
 //!   [`e2e::run`] with [`PROJECT`].
 
-use operator_rs_runtime::e2e;
+use operator_rs_testing::e2e;
 
 /// This project, as the e2e tests need to know it: what `config/default` deploys is named after
 /// it, and a namespaced manager only watches its own namespace.

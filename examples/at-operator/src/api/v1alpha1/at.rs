@@ -129,7 +129,7 @@ mod tests {
             "/config/samples/at_v1alpha1_at.yaml"
         );
         let sample = std::fs::read_to_string(path).unwrap();
-        if let Err(error) = operator_rs_runtime::testing::from_yaml::<At>(&sample) {
+        if let Err(error) = operator_rs_testing::from_yaml::<At>(&sample) {
             panic!("{path} is not a valid At: {error}");
         }
     }

@@ -127,7 +127,7 @@ mod tests {
             "/config/samples/web_v1_webserver.yaml"
         );
         let sample = std::fs::read_to_string(path).unwrap();
-        if let Err(error) = operator_rs_runtime::testing::from_yaml::<WebServer>(&sample) {
+        if let Err(error) = operator_rs_testing::from_yaml::<WebServer>(&sample) {
             panic!("{path} is not a valid WebServer: {error}");
         }
     }

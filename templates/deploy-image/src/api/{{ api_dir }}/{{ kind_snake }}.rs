@@ -182,7 +182,7 @@ mod tests {
             "/config/samples/{{ group }}_{{ version }}_{{ kind_lower }}.yaml"
         );
         let sample = std::fs::read_to_string(path).unwrap();
-        if let Err(error) = operator_rs_runtime::testing::from_yaml::<{{ kind }}>(&sample) {
+        if let Err(error) = operator_rs_testing::from_yaml::<{{ kind }}>(&sample) {
             panic!("{path} is not a valid {{ kind }}: {error}");
         }
     }

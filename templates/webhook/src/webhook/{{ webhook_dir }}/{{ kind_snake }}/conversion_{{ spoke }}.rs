@@ -85,7 +85,7 @@ impl From<{{ version }}::{{ kind }}Status> for {{ spoke }}::{{ kind }}Status {
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
     use k8s_openapi::jiff::Timestamp;
-    use operator_rs_runtime::webhook::conversion::testing::convert;
+    use operator_rs_testing::webhook::convert;
 
     use super::*;
 

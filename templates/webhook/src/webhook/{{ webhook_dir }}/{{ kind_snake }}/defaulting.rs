@@ -72,7 +72,7 @@ mod tests {
 {%- if core and not external %}
     use kube::api::ObjectMeta;
 {%- endif %}
-    use operator_rs_runtime::webhook::admission::testing::{UID, admit, patched, review};
+    use operator_rs_testing::webhook::{UID, admit, patched, review};
     use serde_json::json;
 
     use super::*;

@@ -119,7 +119,7 @@ mod tests {
 {%- if core and not external %}
     use kube::api::ObjectMeta;
 {%- endif %}
-    use operator_rs_runtime::webhook::admission::testing::{UID, admit, review};
+    use operator_rs_testing::webhook::{UID, admit, review};
     use serde_json::json;
 
     use super::*;
@@ -245,7 +245,7 @@ mod tests {
         use kube::Api;
         use kube::api::{Patch, PatchParams};
 
-        let fake = operator_rs_runtime::testing::fake::FakeApiServer::new();
+        let fake = operator_rs_testing::fake::FakeApiServer::new();
         fake.install(crate::manifests());
 {%- if api_namespaced %}
         let api = Api::<{{ kind }}>::namespaced(fake.client(), "default");
