@@ -860,6 +860,13 @@ pub struct InitArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", action = clap::ArgAction::Set, default_value = "false")]
     pub sharding: bool,
 
+    /// Where the project takes operator-rs's crates (the runtime and its test harnesses) from:
+    /// `vendored`, copies in the project that operator-rs replaces, or `crates-io`, dependencies
+    /// by version (until the crates are published, a project of that mode builds with a
+    /// [patch.crates-io] to an operator-rs checkout).
+    #[arg(long, value_enum, value_name = "SOURCE", default_value_t = crate::runtime_source::DEFAULT)]
+    pub runtime: crate::project::RuntimeSource,
+
     #[command(flatten)]
     pub kubebuilder: KubebuilderInitArgs,
 
@@ -950,6 +957,12 @@ pub struct EditArgs {
     /// yet, records the choice for the first one).
     #[arg(long, value_enum, value_name = "MODE")]
     pub webhook_certs: Option<WebhookCerts>,
+
+    /// Where the project takes operator-rs's crates from: `vendored` writes copies into the
+    /// project, `crates-io` removes them and names the crates by version. Rewrites the crates'
+    /// entries of Cargo.toml's [workspace] and [workspace.dependencies] only.
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub runtime: Option<crate::project::RuntimeSource>,
 
     /// Overwrite config/ files that cannot be edited in place (kubebuilder's --force rewrites
     /// config/manager/manager.yaml); with --plugins helm/v2-alpha, write the chart's files that

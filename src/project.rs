@@ -57,6 +57,10 @@ pub struct Project {
     pub repo: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// Where the project takes operator-rs's crates from (`init --runtime`, `edit --runtime`).
+    /// Absent: copies in the project, as every project before the choice holds them.
+    #[serde(default, skip_serializing_if = "RuntimeSource::is_vendored")]
+    pub runtime: RuntimeSource,
     /// The manager spreads each controller's objects over its replicas (`--sharding`;
     /// docs/sharding.md). operator-rs's own key: kubebuilder has no sharding.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -71,6 +75,39 @@ pub struct Project {
     /// Keys this version does not know, kept verbatim.
     #[serde(flatten)]
     pub unknown: BTreeMap<String, Value>,
+}
+
+/// Where a project takes operator-rs's crates (the runtime and its test harnesses) from: see
+/// [`crate::runtime_source`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuntimeSource {
+    /// Copies in the project, `operator-rs-runtime/` and `operator-rs-testing/`, which operator-rs
+    /// writes and replaces.
+    #[default]
+    Vendored,
+    /// crates.io: dependencies by version, no runtime sources in the project.
+    CratesIo,
+}
+
+impl RuntimeSource {
+    /// The value as the flag and PROJECT spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Vendored => "vendored",
+            Self::CratesIo => "crates-io",
+        }
+    }
+
+    fn is_vendored(&self) -> bool {
+        *self == Self::Vendored
+    }
+}
+
+impl std::fmt::Display for RuntimeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Where the webhooks' serving certificate, and the CA bundle the API server trusts it with,
@@ -276,101 +313,8 @@ impl Project {
         }
         let mut seen: Vec<(bool, &str, &str, &str, &str)> = Vec::new();
         for (i, r) in self.resources.iter().enumerate() {
-            let key = |field: &str| format!("resources[{i}].{field}");
-            if r.external {
-                // Another project's kind, as its CRD names it.
-                check(&key("kind"), &r.kind, |k| {
-                    names::Kind::parse_foreign(k, &[])
-                })?;
-            } else {
-                check(&key("kind"), &r.kind, names::Kind::parse)?;
-            }
-            check(&key("version"), &r.version, names::Version::parse)?;
-            if r.core {
-                check(&key("group"), &r.group, |g| {
-                    if names::is_dns1123_subdomain(g) {
-                        Ok(())
-                    } else {
-                        Err(InvalidInput::new(
-                            "",
-                            g,
-                            "must be a Kubernetes API group such as core or apps",
-                        ))
-                    }
-                })?;
-            } else {
-                let domain = if r.domain.is_empty() {
-                    &self.domain
-                } else {
-                    &r.domain
-                };
-                check(&key("group"), &r.group, |g| {
-                    let group = if r.external {
-                        names::Group::parse_foreign(g, domain)?
-                    } else {
-                        names::Group::parse(g, domain)?
-                    };
-                    if self.multigroup {
-                        group.check_module()?;
-                    }
-                    Ok(group)
-                })?;
-            }
-            if !r.domain.is_empty() {
-                check(&key("domain"), &r.domain, |d| {
-                    if names::is_dns1123_subdomain(d) {
-                        Ok(())
-                    } else {
-                        Err(names::Domain::parse(d).unwrap_err())
-                    }
-                })?;
-            }
-            if let Some(plural) = &r.plural {
-                check(&key("plural"), plural, names::parse_plural)?;
-            }
-            for (j, controller) in r.controllers.iter().enumerate() {
-                let field = key(&format!("controllers[{j}].name"));
-                check(&field, &controller.name, names::parse_controller_name)?;
-                if r.controllers[..j].iter().any(|c| c.name == controller.name) {
-                    return Err(in_project(
-                        &field,
-                        InvalidInput::new(
-                            "",
-                            &controller.name,
-                            "names another controller of the kind too",
-                        ),
-                    ));
-                }
-            }
-            if r.external && r.path.is_empty() {
-                return Err(in_project(
-                    &key("path"),
-                    InvalidInput::new(
-                        "",
-                        "",
-                        "an external kind records the path of its CRD file (--external-api-path)",
-                    ),
-                ));
-            }
-            if let Some(webhooks) = &r.webhooks {
-                for (j, spoke) in webhooks.spoke.iter().enumerate() {
-                    check(
-                        &key(&format!("webhooks.spoke[{j}]")),
-                        spoke,
-                        names::Version::parse,
-                    )?;
-                }
-                for (field, path) in [
-                    ("webhooks.defaultingPath", &webhooks.defaulting_path),
-                    ("webhooks.validationPath", &webhooks.validation_path),
-                ] {
-                    if let Some(path) = path {
-                        check(&key(field), path, |path| {
-                            crate::names::check_webhook_path("", path)
-                        })?;
-                    }
-                }
-            }
+            self.check_resource_names(i, r)?;
+            check_resource_records(i, r)?;
             // External kinds of two groups may share `--group` (monitoring.coreos.com and
             // monitoring.rhobs): their domain tells them apart.
             let identity = (
@@ -389,6 +333,63 @@ impl Project {
                 );
             }
             seen.push(identity);
+        }
+        Ok(())
+    }
+
+    /// The names of `resources[i]` (`r`): its kind, version, group, domain and plural.
+    fn check_resource_names(&self, i: usize, r: &Resource) -> Result<()> {
+        let key = |field: &str| format!("resources[{i}].{field}");
+        if r.external {
+            // Another project's kind, as its CRD names it.
+            check(&key("kind"), &r.kind, |k| {
+                names::Kind::parse_foreign(k, &[])
+            })?;
+        } else {
+            check(&key("kind"), &r.kind, names::Kind::parse)?;
+        }
+        check(&key("version"), &r.version, names::Version::parse)?;
+        if r.core {
+            check(&key("group"), &r.group, |g| {
+                if names::is_dns1123_subdomain(g) {
+                    Ok(())
+                } else {
+                    Err(InvalidInput::new(
+                        "",
+                        g,
+                        "must be a Kubernetes API group such as core or apps",
+                    ))
+                }
+            })?;
+        } else {
+            let domain = if r.domain.is_empty() {
+                &self.domain
+            } else {
+                &r.domain
+            };
+            check(&key("group"), &r.group, |g| {
+                let group = if r.external {
+                    names::Group::parse_foreign(g, domain)?
+                } else {
+                    names::Group::parse(g, domain)?
+                };
+                if self.multigroup {
+                    group.check_module()?;
+                }
+                Ok(group)
+            })?;
+        }
+        if !r.domain.is_empty() {
+            check(&key("domain"), &r.domain, |d| {
+                if names::is_dns1123_subdomain(d) {
+                    Ok(())
+                } else {
+                    Err(names::Domain::parse(d).unwrap_err())
+                }
+            })?;
+        }
+        if let Some(plural) = &r.plural {
+            check(&key("plural"), plural, names::parse_plural)?;
         }
         Ok(())
     }
@@ -439,6 +440,56 @@ impl Project {
         emit(&sorted(value), 0, &mut out);
         out
     }
+}
+
+/// What `resources[i]` (`r`) records besides its names: its controllers' names, an external
+/// kind's CRD path, its webhooks' versions and paths.
+fn check_resource_records(i: usize, r: &Resource) -> Result<()> {
+    let key = |field: &str| format!("resources[{i}].{field}");
+    for (j, controller) in r.controllers.iter().enumerate() {
+        let field = key(&format!("controllers[{j}].name"));
+        check(&field, &controller.name, names::parse_controller_name)?;
+        if r.controllers[..j].iter().any(|c| c.name == controller.name) {
+            return Err(in_project(
+                &field,
+                InvalidInput::new(
+                    "",
+                    &controller.name,
+                    "names another controller of the kind too",
+                ),
+            ));
+        }
+    }
+    if r.external && r.path.is_empty() {
+        return Err(in_project(
+            &key("path"),
+            InvalidInput::new(
+                "",
+                "",
+                "an external kind records the path of its CRD file (--external-api-path)",
+            ),
+        ));
+    }
+    if let Some(webhooks) = &r.webhooks {
+        for (j, spoke) in webhooks.spoke.iter().enumerate() {
+            check(
+                &key(&format!("webhooks.spoke[{j}]")),
+                spoke,
+                names::Version::parse,
+            )?;
+        }
+        for (field, path) in [
+            ("webhooks.defaultingPath", &webhooks.defaulting_path),
+            ("webhooks.validationPath", &webhooks.validation_path),
+        ] {
+            if let Some(path) = path {
+                check(&key(field), path, |path| {
+                    crate::names::check_webhook_path("", path)
+                })?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks one value of PROJECT with the parser of the flag that sets it.

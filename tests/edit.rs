@@ -74,6 +74,111 @@ fn sharding_gives_what_init_sharding_gives_and_back() {
     assert_eq!(tree(&sharded), plain_tree);
 }
 
+/// `init --runtime=crates-io` holds no runtime sources and names the crates by version; `edit
+/// --runtime` moves a project between the two sources and gives what `init` with the other
+/// gives, `alpha generate` keeps the source, and a switch keeps the user's own edits of
+/// Cargo.toml.
+#[test]
+fn runtime_gives_what_init_runtime_gives_and_back() {
+    let (_a, vendored) = folder("vendored");
+    let (_b, crates_io) = folder("crates-io");
+    project(&vendored, &[], CREW);
+    let out = run_ok(
+        &crates_io,
+        &[
+            "init",
+            "--domain",
+            "testproject.org",
+            "--license",
+            "apache2",
+            "--owner",
+            "The Kubernetes authors",
+            "--project-name",
+            "crew",
+            "--runtime=crates-io",
+        ],
+    );
+    assert!(out.contains("are not on crates.io yet"), "{out}");
+    for line in CREW {
+        let mut args: Vec<&str> = line.split(' ').collect();
+        args.push("--make=false");
+        run_ok(&crates_io, &args);
+    }
+    let (vendored_tree, crates_io_tree) = (tree(&vendored), tree(&crates_io));
+    assert!(
+        crates_io_tree.keys().all(|path| !support::is_runtime(path)),
+        "runtime sources in a crates-io project"
+    );
+    let manifest = String::from_utf8(crates_io_tree["Cargo.toml"].clone()).unwrap();
+    let version = operator_rs::runtime_source::VERSION.as_str();
+    assert!(
+        manifest.contains(&format!("\noperator-rs-runtime = \"{version}\"\n"))
+            && manifest.contains(&format!("\noperator-rs-testing = \"{version}\"\n"))
+            && !manifest.contains("members ="),
+        "{manifest}"
+    );
+    let project_file = String::from_utf8(crates_io_tree["PROJECT"].clone()).unwrap();
+    assert!(
+        project_file.contains("\nruntime: crates-io\n"),
+        "{project_file}"
+    );
+
+    // alpha generate scaffolds each project again in its own mode.
+    let (_c, out) = folder("generated");
+    support::generate_into(&crates_io, &out);
+    assert!(tree(&out).keys().all(|path| !support::is_runtime(path)));
+
+    run_ok(&vendored, &["edit", "--runtime=crates-io"]);
+    assert_eq!(tree(&vendored), crates_io_tree);
+    // Again: nothing changes.
+    run_ok(&vendored, &["edit", "--runtime", "crates-io"]);
+    assert_eq!(tree(&vendored), crates_io_tree);
+    run_ok(&vendored, &["edit", "--runtime=vendored"]);
+    assert_eq!(tree(&vendored), vendored_tree);
+    support::assert_runtime_is_the_shipped_crate(&vendored);
+
+    // A dependency and a member of the user's own survive both ways.
+    let path = vendored.join("Cargo.toml");
+    let edited = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(
+            "anyhow = \"1\"\n",
+            "anyhow = \"1\"\nitertools = \"0.14\" # mine\n",
+        )
+        .replace(
+            "members = [\"operator-rs-runtime\", \"operator-rs-testing\"]",
+            "members = [\"xtask\", \"operator-rs-runtime\", \"operator-rs-testing\"]",
+        );
+    std::fs::write(&path, &edited).unwrap();
+    run_ok(&vendored, &["edit", "--runtime=crates-io"]);
+    let switched = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        switched.contains("itertools = \"0.14\" # mine\n"),
+        "{switched}"
+    );
+    assert!(switched.contains("members = [\"xtask\"]"), "{switched}");
+    run_ok(&vendored, &["edit", "--runtime=vendored"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+}
+
+#[test]
+fn runtime_refusals() {
+    let (_a, dir) = folder("crew");
+    project(&dir, &[], &[]);
+    assert_refused(
+        &dir,
+        &["edit", "--runtime=github"],
+        &["--runtime", "'github'", "vendored, crates-io"],
+    );
+    // A Cargo.toml that is not TOML is named, and nothing changes.
+    std::fs::write(dir.join("Cargo.toml"), "[workspace\n").unwrap();
+    assert_refused(
+        &dir,
+        &["edit", "--runtime=crates-io"],
+        &["cannot read Cargo.toml as TOML"],
+    );
+}
+
 /// What `edit --sharding` changes in a project as `init` wrote it, and `--sharding=false` puts
 /// back: one snapshot each.
 #[test]

@@ -853,6 +853,7 @@ fn init_args(domain: &str, name: Option<&str>, owner: &str, multigroup: bool) ->
         namespaced: false,
         multigroup,
         sharding: false,
+        runtime: operator_rs::runtime_source::DEFAULT,
         kubebuilder: Default::default(),
         common: CommonArgs { dry_run: false },
     }

@@ -2,7 +2,7 @@
 //! `config/default`, the samples, the scorecard configuration) to the files of an OLM bundle.
 //!
 //! This is a pure function of the rendered objects and the options; the command reads and
-//! writes. What each rendered object becomes is decided by one table ([`placement`]): part of the
+//! writes. What each rendered object becomes is decided by one table (`placement`): part of the
 //! CSV, a file of its own in `bundle/manifests/`, something OLM does itself (left out), or an
 //! error for kinds OLM cannot install from a bundle.
 

@@ -10,7 +10,7 @@
 //! `olm.bundle.object`s, as opm's `bundle-object-to-csv-metadata` migration writes).
 //!
 //! Bundles are added one version at a time, from the bundle directory `make bundle` writes, so a
-//! catalog grows with each release without keeping old bundle directories; [`validate`] checks
+//! catalog grows with each release without keeping old bundle directories; `validate` checks
 //! what opm checks offline (schemas, one head per channel, every entry reachable from it, no
 //! cycle) and that no `replaces` points outside its channel.
 

@@ -8,11 +8,11 @@ use crate::boilerplate::{self, BOILERPLATE_FILE};
 use crate::cli::InitArgs;
 use crate::names::{Domain, InvalidInput, ProjectName};
 use crate::plugins;
-use crate::project::{self, LAYOUT, Project};
-use crate::runtime_crate;
+use crate::project::{self, LAYOUT, Project, RuntimeSource};
 use crate::scaffold::table::DirTable;
 use crate::scaffold::{Owner, Plan, cargo_lock};
 use crate::vars::{InitVars, ProjectVars};
+use crate::{runtime_crate, runtime_source};
 
 /// Every file of a new project: `templates/init/`, rendered whole.
 pub(crate) static FILES: DirTable<InitVars> = DirTable::new("init");
@@ -78,6 +78,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
         multigroup: args.multigroup,
         namespaced: args.namespaced,
         sharding: args.sharding,
+        runtime: args.runtime,
         project_name: name.as_str().to_string(),
         repo,
         version: "3".to_string(),
@@ -95,26 +96,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     };
 
     let mut plan = Plan::new(dir, false);
-    for file in FILES.render(&vars)? {
-        if file.path == BOILERPLATE_FILE && header.is_empty() {
-            continue;
-        }
-        let contents = if file.path == "Cargo.lock" {
-            cargo_lock::for_project(&file.contents, name.as_str())?
-        } else {
-            file.contents
-        };
-        create_new(&mut plan, &file.path, contents)?;
-    }
-    if project.sharding {
-        for (path, contents) in super::sharding::files(&vars.project)? {
-            create_new(&mut plan, &path, contents)?;
-        }
-    }
-    // The runtime crate the project depends on, as this operator-rs ships it.
-    for (path, contents) in runtime_crate::files() {
-        create_new(&mut plan, &path, contents.to_owned())?;
-    }
+    scaffold_files(&mut plan, args, &vars, &header, &name)?;
     // The plugins of the whole project (`--plugins grafana/v1-alpha` …).
     for part in selection.plugins.iter().filter_map(|p| p.project()) {
         part.render(&mut plan, &project, &vars.project)?;
@@ -127,6 +109,42 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     super::plugin_chain::run(&selection.external, "init", &mut plan, &mut project)?;
     plan.write(project::FILE, project.render())?;
     Ok(plan)
+}
+
+/// The project's own files (templates/init/, with the sharding files when asked for) and, when
+/// it holds them, operator-rs's crates.
+fn scaffold_files(
+    plan: &mut Plan,
+    args: &InitArgs,
+    vars: &InitVars,
+    header: &str,
+    name: &ProjectName,
+) -> Result<()> {
+    for file in FILES.render(vars)? {
+        if file.path == BOILERPLATE_FILE && header.is_empty() {
+            continue;
+        }
+        let contents = match file.path.as_str() {
+            "Cargo.lock" => cargo_lock::for_project(&file.contents, name.as_str())?,
+            "Cargo.toml" => {
+                runtime_source::set_in_manifest(&file.contents, &file.path, args.runtime)?
+            }
+            _ => file.contents,
+        };
+        create_new(plan, &file.path, contents)?;
+    }
+    if args.sharding {
+        for (path, contents) in super::sharding::files(&vars.project)? {
+            create_new(plan, &path, contents)?;
+        }
+    }
+    // The crates the project depends on, as this operator-rs ships them, when it holds them.
+    if args.runtime == RuntimeSource::Vendored {
+        for (path, contents) in runtime_crate::files() {
+            create_new(plan, &path, contents.to_owned())?;
+        }
+    }
+    Ok(())
 }
 
 /// One line per kubebuilder flag given that means something else, or nothing, in Rust.
@@ -160,6 +178,7 @@ fn notes(args: &InitArgs) -> Vec<String> {
     if kb.skip_go_version_check.is_some() {
         notes.push("--skip-go-version-check: Go only; ignored".into());
     }
+    notes.extend(runtime_source::unpublished_note(args.runtime));
     notes
 }
 

@@ -84,6 +84,40 @@ pub fn load(
     version: &str,
     kind: &str,
 ) -> Result<ExternalCrd> {
+    let crds = read_crds(path, shown_path)?;
+    let crd = find_crd(crds, shown_path, group, kind)?;
+    let plural = str_at(&crd, &["spec", "names", "plural"])
+        .filter(|p| crate::names::is_dns1123_subdomain(p))
+        .with_context(|| {
+            format!(
+                "the CRD of {kind} in {} has no valid spec.names.plural",
+                shown(shown_path)
+            )
+        })?
+        .to_string();
+    let namespaced = match str_at(&crd, &["spec", "scope"]) {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        other => bail!(
+            "the CRD of {kind} in {} has spec.scope {}, neither Namespaced nor Cluster",
+            shown(shown_path),
+            shown(other.unwrap_or_default())
+        ),
+    };
+    let schema = served_schema(&crd, shown_path, kind, version)?;
+    Ok(ExternalCrd {
+        group: group.to_string(),
+        version: version.to_string(),
+        kind: kind.to_string(),
+        plural,
+        namespaced,
+        schema,
+    })
+}
+
+/// The CustomResourceDefinitions of the file at `path` (its other documents left out), refused
+/// when the file is too large, no UTF-8 text or no YAML, or holds none.
+fn read_crds(path: &Path, shown_path: &str) -> Result<Vec<Value>> {
     let size = std::fs::metadata(path)
         .with_context(|| format!("cannot read --external-api-path {}", shown(shown_path)))?
         .len();
@@ -118,6 +152,11 @@ pub fn load(
             shown(shown_path)
         );
     }
+    Ok(crds)
+}
+
+/// The CRD of `group`/`kind` among `crds`, or an error that lists those the file has.
+fn find_crd(crds: Vec<Value>, shown_path: &str, group: &str, kind: &str) -> Result<Value> {
     let found: Vec<String> = crds
         .iter()
         .map(|crd| {
@@ -139,24 +178,11 @@ pub fn load(
             found.join(", ")
         );
     };
-    let plural = str_at(&crd, &["spec", "names", "plural"])
-        .filter(|p| crate::names::is_dns1123_subdomain(p))
-        .with_context(|| {
-            format!(
-                "the CRD of {kind} in {} has no valid spec.names.plural",
-                shown(shown_path)
-            )
-        })?
-        .to_string();
-    let namespaced = match str_at(&crd, &["spec", "scope"]) {
-        Some("Namespaced") => true,
-        Some("Cluster") => false,
-        other => bail!(
-            "the CRD of {kind} in {} has spec.scope {}, neither Namespaced nor Cluster",
-            shown(shown_path),
-            shown(other.unwrap_or_default())
-        ),
-    };
+    Ok(crd)
+}
+
+/// The `openAPIV3Schema` of `version` of the CRD, which must be served.
+fn served_schema(crd: &Value, shown_path: &str, kind: &str, version: &str) -> Result<Value> {
     let versions = crd
         .get("spec")
         .and_then(|s| s.get("versions"))
@@ -196,14 +222,7 @@ pub fn load(
             shown(shown_path)
         );
     };
-    Ok(ExternalCrd {
-        group: group.to_string(),
-        version: version.to_string(),
-        kind: kind.to_string(),
-        plural,
-        namespaced,
-        schema: schema.clone(),
-    })
+    Ok(schema.clone())
 }
 
 /// The string at `path` in nested mappings.

@@ -95,41 +95,13 @@ fn value(types: &Types, ty: &Type, schema: &Value, name: &str, depth: usize) -> 
             .collect();
         format!("{{\n{}\n{end}}}", lines.join(",\n"))
     };
-    // A number with an `enum` (a string enum is a Rust enum) takes its first value.
-    if matches!(ty, Type::I32 | Type::I64 | Type::F64)
-        && let Some(Value::Number(first)) = schema
-            .get("enum")
-            .and_then(Value::as_sequence)
-            .and_then(|values| values.first())
-    {
-        let fits = match ty {
-            // A whole number would come back from an `f64` as `1.0`.
-            Type::F64 => first.is_f64() && first.as_f64().is_some_and(f64::is_finite),
-            _ => first.as_i64().is_some(),
-        };
-        if fits {
-            return first.to_string();
-        }
+    if let Some(first) = first_enum_number(ty, schema) {
+        return first;
     }
     match ty {
         Type::IntOrString => "1".into(),
         Type::Bool => "true".into(),
-        Type::I32 | Type::I64 => {
-            let (lowest, highest) = match ty {
-                Type::I32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
-                _ => (i64::MIN, i64::MAX),
-            };
-            let min = schema
-                .get("minimum")
-                .and_then(Value::as_i64)
-                .unwrap_or(1)
-                .max(1);
-            let max = schema
-                .get("maximum")
-                .and_then(Value::as_i64)
-                .unwrap_or(highest);
-            min.min(max).clamp(lowest, highest).to_string()
-        }
+        Type::I32 | Type::I64 => integer(ty, schema),
         Type::F64 => "1.5".into(),
         Type::String => match schema.get("format").and_then(Value::as_str) {
             Some("date-time") => "\"2025-01-01T00:00:00Z\"".into(),
@@ -165,6 +137,46 @@ fn value(types: &Types, ty: &Type, schema: &Value, name: &str, depth: usize) -> 
         }
         Type::Any => object(vec![("key".into(), "\"value\"".into())]),
     }
+}
+
+/// A number with an `enum` (a string enum is a Rust enum) takes its first value, when it fits
+/// the type.
+fn first_enum_number(ty: &Type, schema: &Value) -> Option<String> {
+    if !matches!(ty, Type::I32 | Type::I64 | Type::F64) {
+        return None;
+    }
+    let Some(Value::Number(first)) = schema
+        .get("enum")
+        .and_then(Value::as_sequence)
+        .and_then(|values| values.first())
+    else {
+        return None;
+    };
+    let fits = match ty {
+        // A whole number would come back from an `f64` as `1.0`.
+        Type::F64 => first.is_f64() && first.as_f64().is_some_and(f64::is_finite),
+        _ => first.as_i64().is_some(),
+    };
+    fits.then(|| first.to_string())
+}
+
+/// An integer of type `ty` (`I32` or `I64`): 1, or the schema's minimum when above it, within
+/// its maximum and the type's range.
+fn integer(ty: &Type, schema: &Value) -> String {
+    let (lowest, highest) = match ty {
+        Type::I32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        _ => (i64::MIN, i64::MAX),
+    };
+    let min = schema
+        .get("minimum")
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
+        .max(1);
+    let max = schema
+        .get("maximum")
+        .and_then(Value::as_i64)
+        .unwrap_or(highest);
+    min.min(max).clamp(lowest, highest).to_string()
 }
 
 /// `text` as a Rust raw string literal, with enough `#`s that no `"#…` inside ends it.

@@ -314,17 +314,23 @@ impl Plan {
             };
             self.changes[i].contents = text;
         }
-        if !dropped.is_empty() {
-            let mut i = 0;
-            self.changes.retain(|_| {
-                i += 1;
-                !dropped.contains(&(i - 1))
-            });
-            self.index = (self.changes.iter().enumerate())
-                .map(|(i, c)| (c.path.clone(), i))
-                .collect();
-        }
+        self.drop_changes(&dropped);
         Ok(())
+    }
+
+    /// Takes the changes at `dropped` (indexes into `changes`) out of the plan.
+    fn drop_changes(&mut self, dropped: &[usize]) {
+        if dropped.is_empty() {
+            return;
+        }
+        let mut i = 0;
+        self.changes.retain(|_| {
+            i += 1;
+            !dropped.contains(&(i - 1))
+        });
+        self.index = (self.changes.iter().enumerate())
+            .map(|(i, c)| (c.path.clone(), i))
+            .collect();
     }
 
     /// Formats `path` now if it waits for rustfmt: before edits of the whole text (`edit`,

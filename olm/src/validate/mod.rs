@@ -6,12 +6,12 @@
 //!
 //! | module | operator-framework |
 //! |---|---|
-//! | [`format`] | operator-registry's `ValidateBundleFormat`: folders, `metadata/annotations.yaml`, `metadata/dependencies.yaml` |
+//! | [`format`](mod@format) | operator-registry's `ValidateBundleFormat`: folders, `metadata/annotations.yaml`, `metadata/dependencies.yaml` |
 //! | [`load`] | operator-framework/api's `GetBundleFromDir`: every file of `manifests/` decoded (a CSV, its CRDs, other objects) |
-//! | [`objects`] | operator-sdk's content check: the kinds a registry+v1 bundle may hold, each object's metadata |
-//! | [`bundle`] | api's `BundleValidator`: owned CRDs, service accounts, size, name, related images |
-//! | [`csv`] | api's `ClusterServiceVersionValidator` |
-//! | [`crd`] | api's `CustomResourceDefinitionValidator` (apiextensions' static validation, schemas and status left out as there) |
+//! | `objects` | operator-sdk's content check: the kinds a registry+v1 bundle may hold, each object's metadata |
+//! | `bundle` | api's `BundleValidator`: owned CRDs, service accounts, size, name, related images |
+//! | `csv` | api's `ClusterServiceVersionValidator` |
+//! | `crd` | api's `CustomResourceDefinitionValidator` (apiextensions' static validation, schemas and status left out as there) |
 //!
 //! Where the Go tools stop at the first type mismatch of a file, this reads the file field by
 //! field ([`super::typed`]) and reports each mismatch, so that all other checks still run. The

@@ -17,7 +17,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use json_patch::{AddOperation, PatchOperation, RemoveOperation, TestOperation, jsonptr};
-use kube::api::{Patch, PatchParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
 pub use kube::runtime::finalizer::{Error, Event};
 use kube::{Resource, ResourceExt as _};
@@ -74,84 +74,112 @@ where
             let action = reconcile(Event::Cleanup(object))
                 .await
                 .map_err(Error::CleanupFailed)?;
-            // `test` first: the index must still hold this finalizer, not someone else's.
-            let path = pointer(&format!("/metadata/finalizers/{index}"))?;
-            let patch = vec![
-                PatchOperation::Test(TestOperation {
-                    path: path.clone(),
-                    value: name.into(),
-                }),
-                PatchOperation::Remove(RemoveOperation { path }),
-            ];
-            let stored = api
-                .patch::<K>(
-                    &object_name,
-                    &PatchParams::default(),
-                    &Patch::<K>::Json(json_patch::Patch(patch)),
-                )
-                .await
-                .map_err(Error::RemoveFinalizer)?;
+            let stored = remove(&api, &object_name, name, index).await?;
             ctx.wrote(&stored);
             Ok(action)
         }
         (None, false) => {
-            // `test` the finalizers as read: Kubernetes does not deduplicate them, so a
-            // concurrent change must fail the patch (and the reconciliation is retried).
-            let current = object.finalizers();
-            let patch = if current.is_empty() {
-                vec![
-                    PatchOperation::Test(TestOperation {
-                        path: pointer("/metadata/finalizers")?,
-                        value: Value::Null,
-                    }),
-                    PatchOperation::Add(AddOperation {
-                        path: pointer("/metadata/finalizers")?,
-                        value: vec![name].into(),
-                    }),
-                ]
-            } else {
-                vec![
-                    PatchOperation::Test(TestOperation {
-                        path: pointer("/metadata/finalizers")?,
-                        value: current.into(),
-                    }),
-                    PatchOperation::Add(AddOperation {
-                        path: pointer("/metadata/finalizers/-")?,
-                        value: name.into(),
-                    }),
-                ]
-            };
-            let patched = api
-                .patch::<K>(
-                    &object_name,
-                    &PatchParams::default(),
-                    &Patch::<K>::Json(json_patch::Patch(patch)),
-                )
-                .await;
-            let stored = match patched {
-                Ok(stored) => stored,
-                // The `test` failed: the cache that `object` comes from is behind the API server
-                // in a way that `Context::wrote` could not make up for (someone else added the
-                // finalizer: another replica of the manager before a change of leader). Go on
-                // with the object as stored if it has the finalizer, instead of failing and
-                // retrying until the cache catches up.
-                Err(error) if is_conflict(&error) => match api.get(&object_name).await {
-                    Ok(stored)
-                        if stored.finalizers().iter().any(|f| f == name)
-                            && stored.meta().deletion_timestamp.is_none() =>
-                    {
-                        stored
-                    }
-                    _ => return Err(Error::AddFinalizer(error)),
-                },
-                Err(error) => return Err(Error::AddFinalizer(error)),
-            };
+            let stored = add(&api, &object_name, name, object.finalizers()).await?;
             ctx.wrote(&stored);
             reconcile(Event::Apply(Arc::new(stored)))
                 .await
                 .map_err(Error::ApplyFailed)
         }
         (None, true) => Ok(Action::await_change()),
+    }
+}
+
+/// Removes the finalizer `name`, at `index` of the finalizers of the object `object_name`;
+/// returns the object as stored.
+async fn remove<K, E>(
+    api: &Api<K>,
+    object_name: &str,
+    name: &str,
+    index: usize,
+) -> Result<K, Error<E>>
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+    E: StdError + 'static,
+{
+    // `test` first: the index must still hold this finalizer, not someone else's.
+    let path = pointer(&format!("/metadata/finalizers/{index}"))?;
+    let patch = vec![
+        PatchOperation::Test(TestOperation {
+            path: path.clone(),
+            value: name.into(),
+        }),
+        PatchOperation::Remove(RemoveOperation { path }),
+    ];
+    api.patch::<K>(
+        object_name,
+        &PatchParams::default(),
+        &Patch::<K>::Json(json_patch::Patch(patch)),
+    )
+    .await
+    .map_err(Error::RemoveFinalizer)
+}
+
+/// Adds the finalizer `name` to the object `object_name`, whose finalizers were `current` as
+/// read; returns the object as stored.
+async fn add<K, E>(
+    api: &Api<K>,
+    object_name: &str,
+    name: &str,
+    current: &[String],
+) -> Result<K, Error<E>>
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+    E: StdError + 'static,
+{
+    // `test` the finalizers as read: Kubernetes does not deduplicate them, so a concurrent
+    // change must fail the patch (and the reconciliation is retried).
+    let patch = if current.is_empty() {
+        vec![
+            PatchOperation::Test(TestOperation {
+                path: pointer("/metadata/finalizers")?,
+                value: Value::Null,
+            }),
+            PatchOperation::Add(AddOperation {
+                path: pointer("/metadata/finalizers")?,
+                value: vec![name].into(),
+            }),
+        ]
+    } else {
+        vec![
+            PatchOperation::Test(TestOperation {
+                path: pointer("/metadata/finalizers")?,
+                value: current.into(),
+            }),
+            PatchOperation::Add(AddOperation {
+                path: pointer("/metadata/finalizers/-")?,
+                value: name.into(),
+            }),
+        ]
+    };
+    let patched = api
+        .patch::<K>(
+            object_name,
+            &PatchParams::default(),
+            &Patch::<K>::Json(json_patch::Patch(patch)),
+        )
+        .await;
+    match patched {
+        Ok(stored) => Ok(stored),
+        // The `test` failed: the cache that the object comes from is behind the API server in
+        // a way that `Context::wrote` could not make up for (someone else added the finalizer:
+        // another replica of the manager before a change of leader). Go on with the object as
+        // stored if it has the finalizer, instead of failing and retrying until the cache
+        // catches up.
+        Err(error) if is_conflict(&error) => match api.get(object_name).await {
+            Ok(stored)
+                if stored.finalizers().iter().any(|f| f == name)
+                    && stored.meta().deletion_timestamp.is_none() =>
+            {
+                Ok(stored)
+            }
+            _ => Err(Error::AddFinalizer(error)),
+        },
+        Err(error) => Err(Error::AddFinalizer(error)),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod finalizer;
 mod owned;
 pub mod recovery;
 mod runner;
+mod sharded;
 mod share;
 mod watches;
 

@@ -10,19 +10,18 @@ use futures::{FutureExt as _, StreamExt as _, future, stream};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt as _, watcher};
-use kube::{Client, Resource};
+use kube::{Api, Client, Resource};
 use serde::Serialize;
 
 use super::context::{Context, Scope};
 use super::recovery::{Recovery, is_unreachable};
 use super::share::{self, Share};
 use super::watches::{self, Change, WatchesBackOff, watch_backoff};
-use super::{ControllerFuture, Shared, log_result, owned_changes, spec_changes};
+use super::{ControllerFuture, Shared, log_result, owned_changes, sharded, spec_changes};
 use crate::cache::{Cache, Cacheable, Caches, strip_for_cache};
 use crate::manager::backoff::Backoff;
 use crate::manager::namespaces::join_controllers;
-use crate::metrics::WorkQueueMetrics;
-use crate::sharding;
+use crate::metrics::{ControllerMetrics, WorkQueueMetrics};
 
 /// One watch of a kind other than the reconciled one, for the controller of one namespace.
 struct Watch<K: Resource> {
@@ -404,7 +403,54 @@ where
         F: Fn(Arc<K>, Arc<Context<S>>) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
     {
-        let Self {
+        let unwatched = self.caches.unwatched();
+        if !unwatched.is_empty() {
+            let (name, kinds) = (self.name, unwatched.join(", "));
+            return Box::pin(async move {
+                Err(anyhow::anyhow!(
+                    "controller {name} reads {kinds} from its cache, which none of its watches \
+                     fills: add `.caches::<Kind>(config)` (or `owns`, `watches`) to its setup"
+                ))
+            });
+        }
+        let shared = self.shared.clone();
+        let controllers = Controllers::new(self, reconcile, state);
+        // Events go out beside the workers, and those still queued at the end before it ends.
+        let recorder = controllers.context.recorder.clone();
+        let apis = <K::Scope as Scope>::apis::<K>(&shared.watch_namespaces, &shared.client);
+        let controllers = apis
+            .into_iter()
+            .enumerate()
+            .map(|(index, api)| controllers.of_namespace(index, api))
+            .collect();
+        recorder.send_while(join_controllers(controllers, shared.shutdown))
+    }
+}
+
+/// What the kube-runtime controllers of one [`Runner`], one per watched namespace, share: one
+/// [`Context`], one set of caches, metrics and retry backoff.
+struct Controllers<K: Cacheable, S, F> {
+    name: &'static str,
+    shared: Shared,
+    watcher_config: watcher::Config,
+    reconcile_on: Change<K>,
+    watches: Vec<AddWatch<K>>,
+    share: Option<Share<K>>,
+    /// The cache of the reconciled kind.
+    primary: Cache<K>,
+    context: Arc<Context<S>>,
+    reconciler: Reconciler<K, F>,
+    config: controller::Config,
+}
+
+impl<K, S, F> Controllers<K, S, F>
+where
+    K: Cacheable,
+    K::Scope: Scope,
+    S: Send + Sync + 'static,
+{
+    fn new(runner: Runner<'_, K>, reconcile: F, state: S) -> Self {
+        let Runner {
             name,
             shared,
             watcher_config,
@@ -413,17 +459,7 @@ where
             caches,
             max_concurrent_reconciles,
             share,
-        } = self;
-        let unwatched = caches.unwatched();
-        if !unwatched.is_empty() {
-            let kinds = unwatched.join(", ");
-            return Box::pin(async move {
-                Err(anyhow::anyhow!(
-                    "controller {name} reads {kinds} from its cache, which none of its watches \
-                     fills: add `.caches::<Kind>(config)` (or `owns`, `watches`) to its setup"
-                ))
-            });
-        }
+        } = runner;
         let workers = max_concurrent_reconciles.unwrap_or(shared.max_concurrent_reconciles);
         let primary = caches.register::<K>();
         let mut context = Context::with_caches(shared.client.clone(), name, state, caches);
@@ -432,156 +468,203 @@ where
         let (watcher_config, reconcile_on) = match &shared.sharding {
             Some(sharding) => {
                 context.shard = Some(sharding.member().to_owned());
-                let namespaces = &shared.watch_namespaces;
-                let apis = <K::Scope as Scope>::apis::<kube::core::PartialObjectMeta<K>>(
-                    namespaces,
-                    &shared.client,
-                );
-                let client = shared.client.clone();
-                let api_in: sharding::assign::ApiIn<K> =
-                    Arc::new(move |namespace| <K::Scope as Scope>::api_in::<K>(&client, namespace));
-                sharding.register(Box::new(move |assignment| {
-                    Box::pin(sharding::assign::run(name, apis, api_in, assignment))
-                }));
-                (
-                    sharding.restrict(watcher_config),
-                    sharding::reconcile_on(reconcile_on),
-                )
+                sharded::setup::<K>(sharding, name, shared, watcher_config, reconcile_on)
             }
             None => (watcher_config, reconcile_on),
         };
-        let sharded = shared.sharding.is_some();
-        let context = Arc::new(context);
-        let metrics = shared.metrics.controller(name, workers);
-        let queue = shared.metrics.work_queue(name);
-        let backoff = Backoff::<K>::default();
-        let config = controller::Config::default().concurrency(workers);
+        let reconciler = Reconciler {
+            name,
+            reconcile,
+            sharded: shared.sharding.is_some(),
+            metrics: shared.metrics.controller(name, workers),
+            queue: shared.metrics.work_queue(name),
+            backoff: Backoff::default(),
+            recovery: Recovery::default(),
+        };
+        Controllers {
+            name,
+            shared: shared.clone(),
+            watcher_config,
+            reconcile_on,
+            watches,
+            share,
+            primary,
+            context: Arc::new(context),
+            reconciler,
+            config: controller::Config::default().concurrency(workers),
+        }
+    }
 
-        let apis = <K::Scope as Scope>::apis::<K>(&shared.watch_namespaces, &shared.client);
-        let controllers = apis
-            .into_iter()
-            .enumerate()
-            .map(|(index, api)| {
-                let namespace = api.namespace().map(str::to_owned);
-                // `/readyz` names each namespace's cache on its own: "<name>/<namespace>".
-                let cache_name = match &namespace {
-                    Some(namespace) => format!("{name}/{namespace}"),
-                    None => name.to_owned(),
-                };
-                let (synced, others): (Vec<_>, Vec<_>) = watches
-                    .iter()
-                    .map(|add| add(&shared.client, namespace.as_deref(), index == 0))
-                    .map(|watch| (watch.synced, watch.triggers))
-                    .unzip();
-                // Kube's `Controller::new`, but with our cache and fewer triggers: objects are
-                // cached without what no controller reads, and only changes that `reconcile_on`
-                // sees reconcile (by default not the controller's own status writes). The watch
-                // starts once the other kinds are listed.
-                let feed = primary.feed_structs(namespace.as_deref());
-                let store = feed
-                    .reflector_store()
-                    .expect("kube's store, for its Controller");
-                let config_of_watch = watcher_config.clone();
-                let share = share.clone();
-                let events = future::join_all(synced).into_stream().flat_map(move |_| {
-                    let share = share.clone();
-                    watcher(api.clone(), config_of_watch.clone())
-                        .backoff(watch_backoff())
-                        .modify(strip_for_cache::<K>)
-                        // With `--sharding`: the mapped watches follow the changes of the share.
-                        .inspect(move |event| {
-                            if let (Some(share), Ok(event)) = (&share, event) {
-                                share.observe(event);
-                            }
-                        })
-                });
-                let added = queue.clone();
-                let triggers =
-                    watches::informer(events, feed, watches::reconciled(Arc::clone(&reconcile_on)))
-                        .inspect(move |result| {
-                            if let Ok(object) = result {
-                                added.added(queue_key(&ObjectRef::from_obj(object)));
-                            }
-                        });
-                // Failures for want of an API server are retried together as soon as it is
-                // back (see `Recovery`).
-                let recovery = Recovery::<K>::default();
-                let requeues = recovery.requeues(shared.client.clone(), backoff.clone());
-                let mut controller = Controller::for_stream(triggers, store.clone())
-                    .reconcile_on(counted(requeues, &queue))
-                    .trigger_backoff(WatchesBackOff);
-                for triggers in others {
-                    controller = controller.reconcile_on(counted(triggers, &queue));
+    /// The controller of the `index`th watched namespace, the one of `api`.
+    fn of_namespace<E, Fut>(&self, index: usize, api: Api<K>) -> ControllerFuture
+    where
+        E: std::error::Error + Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Context<S>>) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        let namespace = api.namespace().map(str::to_owned);
+        // `/readyz` names each namespace's cache on its own: "<name>/<namespace>".
+        let cache_name = match &namespace {
+            Some(namespace) => format!("{}/{namespace}", self.name),
+            None => self.name.to_owned(),
+        };
+        let (synced, others): (Vec<_>, Vec<_>) = (self.watches.iter())
+            .map(|add| add(&self.shared.client, namespace.as_deref(), index == 0))
+            .map(|watch| (watch.synced, watch.triggers))
+            .unzip();
+        // Kube's `Controller::new`, but with our cache and fewer triggers: objects are cached
+        // without what no controller reads, and only changes that `reconcile_on` sees reconcile
+        // (by default not the controller's own status writes). The watch starts once the other
+        // kinds are listed.
+        let feed = self.primary.feed_structs(namespace.as_deref());
+        let store = feed
+            .reflector_store()
+            .expect("kube's store, for its Controller");
+        let queue = self.reconciler.queue.clone();
+        let reconciled = watches::reconciled(Arc::clone(&self.reconcile_on));
+        let triggers =
+            watches::informer(self.events(api, synced), feed, reconciled).inspect(move |result| {
+                if let Ok(object) = result {
+                    queue.added(queue_key(&ObjectRef::from_obj(object)));
                 }
-                let controller = controller
-                    .with_config(config.clone())
-                    .graceful_shutdown_on(shared.shutdown.clone().cancelled_owned());
+            });
+        // Failures for want of an API server are retried together as soon as it is back (see
+        // `Recovery`): each namespace's controller has its own.
+        let reconciler = self.reconciler.with_recovery(Recovery::default());
+        let (queue, backoff) = (&reconciler.queue, reconciler.backoff.clone());
+        let requeues = reconciler
+            .recovery
+            .requeues(self.shared.client.clone(), backoff);
+        let mut controller = Controller::for_stream(triggers, store.clone())
+            .reconcile_on(counted(requeues, queue))
+            .trigger_backoff(WatchesBackOff);
+        for triggers in others {
+            controller = controller.reconcile_on(counted(triggers, queue));
+        }
+        let controller = controller
+            .with_config(self.config.clone())
+            .graceful_shutdown_on(self.shared.shutdown.clone().cancelled_owned());
+        let main_loop = self.main_loop(controller, reconciler);
+        self.shared.run_controller(&cache_name, store, main_loop)
+    }
 
-                let (reconcile, metrics, on_success, succeeded, queue_of_runs) = (
-                    reconcile.clone(),
-                    metrics.clone(),
-                    backoff.clone(),
-                    recovery.clone(),
-                    queue.clone(),
-                );
-                let measured = move |object: Arc<K>, ctx: Arc<Context<S>>| {
-                    let (metrics, backoff, recovery, queue) = (
-                        metrics.clone(),
-                        on_success.clone(),
-                        succeeded.clone(),
-                        queue_of_runs.clone(),
-                    );
-                    // The cache may not have the controller's last write of the object yet.
-                    let cached_draining = sharded && sharding::is_draining(object.as_ref());
-                    let object = ctx.latest(object);
-                    let reference = ObjectRef::from_obj(object.as_ref());
-                    let key = queue_key(&reference);
-                    queue.started(key);
-                    // An object leaving this member is handed over instead of reconciled: in its
-                    // own reconcile slot, so after any reconcile of it in flight.
-                    let draining =
-                        cached_draining || (sharded && sharding::is_draining(object.as_ref()));
-                    let client = ctx.client.clone();
-                    let reconciled = (!draining).then(|| reconcile(Arc::clone(&object), ctx));
-                    async move {
-                        let result = match reconciled {
-                            Some(reconciled) => metrics.measure(reconciled).await,
-                            None => {
-                                let namespace = object.meta().namespace.as_deref();
-                                let api = <K::Scope as Scope>::api_in::<K>(&client, namespace);
-                                Ok(sharding::acknowledge(api, name, object.as_ref()).await)
-                            }
-                        };
-                        let requeued =
-                            !matches!(&result, Ok(action) if *action == Action::await_change());
-                        queue.finished(key, requeued);
-                        if result.is_ok() {
-                            backoff.on_success(&reference);
-                            recovery.reconciled(&reference);
-                        }
-                        result
+    /// The watch of the reconciled kind through `api`, opened once the other kinds' watches
+    /// have `synced`.
+    fn events(
+        &self,
+        api: Api<K>,
+        synced: Vec<BoxFuture<'static, ()>>,
+    ) -> impl futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+    {
+        let (config, share) = (self.watcher_config.clone(), self.share.clone());
+        future::join_all(synced).into_stream().flat_map(move |_| {
+            let share = share.clone();
+            watcher(api.clone(), config.clone())
+                .backoff(watch_backoff())
+                .modify(strip_for_cache::<K>)
+                // With `--sharding`: the mapped watches follow the changes of the share.
+                .inspect(move |event| {
+                    if let (Some(share), Ok(event)) = (&share, event) {
+                        share.observe(event);
                     }
-                };
-                let (on_error, failed) = (backoff.clone(), recovery.clone());
-                let error_policy = move |object: Arc<K>, error: &E, _: Arc<Context<S>>| {
-                    retry_after_error(name, &on_error, &failed, object.as_ref(), error)
-                };
-                let forgotten = queue.clone();
-                let main_loop = controller
-                    .run(measured, error_policy, Arc::clone(&context))
-                    .for_each(move |result| {
-                        if let Err(controller::Error::ObjectNotFound(object)) = &result {
-                            forgotten.forgot(queue_key(object));
-                        }
-                        log_result(name, result);
-                        future::ready(())
-                    });
-                shared.run_controller(&cache_name, store, main_loop)
+                })
+        })
+    }
+
+    /// `controller` running `reconciler` until shutdown, its errors retried after the object's
+    /// backoff.
+    fn main_loop<E, Fut>(
+        &self,
+        controller: Controller<K>,
+        reconciler: Reconciler<K, F>,
+    ) -> impl Future<Output = ()> + Send + 'static
+    where
+        E: std::error::Error + Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Context<S>>) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        let name = self.name;
+        let (on_error, failed) = (reconciler.backoff.clone(), reconciler.recovery.clone());
+        let error_policy = move |object: Arc<K>, error: &E, _: Arc<Context<S>>| {
+            retry_after_error(name, &on_error, &failed, object.as_ref(), error)
+        };
+        let forgotten = reconciler.queue.clone();
+        let reconcile = move |object, ctx| reconciler.reconcile(object, ctx);
+        controller
+            .run(reconcile, error_policy, Arc::clone(&self.context))
+            .for_each(move |result| {
+                if let Err(controller::Error::ObjectNotFound(object)) = &result {
+                    forgotten.forgot(queue_key(object));
+                }
+                log_result(name, result);
+                future::ready(())
             })
-            .collect();
-        // Events go out beside the workers, and those still queued at the end before it ends.
-        let recorder = context.recorder.clone();
-        recorder.send_while(join_controllers(controllers, shared.shutdown.clone()))
+    }
+}
+
+/// The project's `reconcile` as each controller calls it: measured (controller-runtime's
+/// reconcile and workqueue metrics), with the object's backoff reset by a success, on the
+/// controller's latest write of the object, and with `--sharding` the object handed over instead
+/// when it leaves this member.
+#[derive(Clone)]
+struct Reconciler<K: Cacheable, F> {
+    name: &'static str,
+    reconcile: F,
+    sharded: bool,
+    metrics: ControllerMetrics,
+    queue: WorkQueueMetrics,
+    backoff: Backoff<K>,
+    recovery: Recovery<K>,
+}
+
+impl<K, F> Reconciler<K, F>
+where
+    K: Cacheable,
+    K::Scope: Scope,
+    F: Clone,
+{
+    fn with_recovery(&self, recovery: Recovery<K>) -> Self {
+        Reconciler {
+            recovery,
+            ..self.clone()
+        }
+    }
+
+    fn reconcile<S, E, Fut>(
+        &self,
+        object: Arc<K>,
+        ctx: Arc<Context<S>>,
+    ) -> impl Future<Output = Result<Action, E>> + Send + 'static + use<K, F, S, E, Fut>
+    where
+        S: Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Context<S>>) -> Fut,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        // The cache may not have the controller's last write of the object yet.
+        let latest = ctx.latest(Arc::clone(&object));
+        let reference = ObjectRef::from_obj(latest.as_ref());
+        let key = queue_key(&reference);
+        self.queue.started(key);
+        // An object leaving this member is handed over instead of reconciled: in its own
+        // reconcile slot, so after any reconcile of it in flight.
+        let leaving = self.sharded && sharded::is_leaving(object.as_ref(), latest.as_ref());
+        let client = ctx.client.clone();
+        let reconciled = (!leaving).then(|| (self.reconcile)(Arc::clone(&latest), ctx));
+        let (name, metrics, queue) = (self.name, self.metrics.clone(), self.queue.clone());
+        let (backoff, recovery) = (self.backoff.clone(), self.recovery.clone());
+        async move {
+            let result = match reconciled {
+                Some(reconciled) => metrics.measure(reconciled).await,
+                None => Ok(sharded::hand_over(&client, name, latest.as_ref()).await),
+            };
+            let requeued = !matches!(&result, Ok(action) if *action == Action::await_change());
+            queue.finished(key, requeued);
+            if result.is_ok() {
+                backoff.on_success(&reference);
+                recovery.reconciled(&reference);
+            }
+            result
+        }
     }
 }
 

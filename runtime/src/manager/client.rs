@@ -90,6 +90,54 @@ pub(crate) fn offline() -> Client {
     Client::new(service, "default")
 }
 
+/// A client whose requests a test answers one by one ([`Script::next_request`]), as
+/// tower-test's mocked service does, for the runtime's unit tests of the requests it sends.
+#[cfg(test)]
+pub(crate) fn scripted() -> (Client, Script) {
+    use kube::client::Body;
+    use tokio::sync::{mpsc, oneshot};
+    let (requests, script) = mpsc::unbounded_channel();
+    let service = tower::service_fn(move |request: http::Request<Body>| {
+        let (answer, answered) = oneshot::channel();
+        let sent = requests.send((request, Answer(answer)));
+        async move {
+            sent.map_err(|_| "the test's script has ended")?;
+            answered
+                .await
+                .map_err(|_| "the test did not answer the request")
+        }
+    });
+    (Client::new(service, "default"), Script(script))
+}
+
+/// The test's end of a [`scripted`] client.
+#[cfg(test)]
+pub(crate) struct Script(
+    tokio::sync::mpsc::UnboundedReceiver<(http::Request<kube::client::Body>, Answer)>,
+);
+
+#[cfg(test)]
+impl Script {
+    /// The next request the client sent, with its [`Answer`]; `None` once the client is gone.
+    pub(crate) async fn next_request(
+        &mut self,
+    ) -> Option<(http::Request<kube::client::Body>, Answer)> {
+        self.0.recv().await
+    }
+}
+
+/// How a test answers one request of a [`scripted`] client.
+#[cfg(test)]
+pub(crate) struct Answer(tokio::sync::oneshot::Sender<http::Response<kube::client::Body>>);
+
+#[cfg(test)]
+impl Answer {
+    pub(crate) fn send_response(self, response: http::Response<kube::client::Body>) {
+        // The client may have given up on the request: nothing to answer then.
+        let _ = self.0.send(response);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use tokio::time::Instant;

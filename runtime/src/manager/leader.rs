@@ -652,29 +652,26 @@ pub async fn run(
 
 #[cfg(test)]
 mod tests {
-    use axum::http::{Method, Request, Response, StatusCode};
+    use axum::http::{Method, Response, StatusCode};
     use kube::client::Body;
     use serde_json::{Value, json};
-    use tower_test::mock::{self, Handle};
 
     use super::*;
+    use crate::manager::client::{Script, scripted};
 
     const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases";
     const LEASE: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/my-lock";
 
-    type ApiServer = Handle<Request<Body>, Response<Body>>;
+    type ApiServer = Script;
 
     fn elector(identity: &str) -> (LeaderElector, ApiServer) {
-        let (service, server) = mock::pair::<Request<Body>, Response<Body>>();
+        let (client, server) = scripted();
         let config = LeaderElectionConfig {
             renew_deadline: Duration::from_millis(300),
             retry_period: Duration::from_millis(50),
             ..LeaderElectionConfig::new("my-lock", "ops", identity)
         };
-        (
-            LeaderElector::new(Client::new(service, "default"), config),
-            server,
-        )
+        (LeaderElector::new(client, config), server)
     }
 
     /// An answer of the mocked API server.

@@ -1,21 +1,21 @@
 //! `--webhook-url`: the webhook server of a manager that runs outside the cluster, and the
-//! lifetime of its temporary registrations ([`crate::webhook::local`]).
+//! lifetime of its temporary registrations ([`crate::webhook::local`]), as runnables.
 
 use anyhow::Context as _;
 use futures::FutureExt as _;
-use futures::future::BoxFuture;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::{Flags, TaskResult};
+use super::Flags;
+use super::runnables::{Group, Task};
 use crate::metrics::Metrics;
+use crate::webhook::Webhook;
 use crate::webhook::local::{LocalWebhooks, WebhookUrl};
-use crate::webhook::{ServerError, Webhook};
 
 /// Listens on `--webhook-port` with a certificate for `url`'s host, then registers the
-/// temporary configurations and conversion webhooks. Their removal is a task of `tasks` that
-/// runs when shutdown starts (after a signal, or a task's failure), and the webhook server
-/// stops only once it is done: until then the API server may still call the webhooks.
+/// temporary configurations and conversion webhooks. Returns the webhook server and the removal
+/// of the registrations, which runs when shutdown starts (after a signal, or a task's failure):
+/// the webhook server stops only once it is done, since until then the API server may still call
+/// the webhooks. No runnable without webhooks to serve.
 ///
 /// Listening comes first so that a port in use fails before anything is registered; nothing
 /// after the registration can fail the startup, so its removal always gets to run (unless a
@@ -27,10 +27,9 @@ pub async fn start(
     webhooks: Vec<Webhook>,
     metrics: &Metrics,
     shutdown: &CancellationToken,
-    tasks: &mut JoinSet<TaskResult>,
-) -> anyhow::Result<Option<BoxFuture<'static, Result<(), ServerError>>>> {
+) -> anyhow::Result<Vec<Task>> {
     if !crate::webhook::will_serve(&webhooks) {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let local = LocalWebhooks::new(url.clone(), &flags.leader_election_id, &webhooks)?;
     let server_stop = CancellationToken::new();
@@ -54,14 +53,18 @@ pub async fn start(
         "serving the webhooks at --webhook-url; their temporary registrations are removed on exit"
     );
     let shutdown = shutdown.clone();
-    tasks.spawn(async move {
+    let removal = async move {
         shutdown.cancelled().await;
         let removed = registration
             .remove()
             .await
             .context("cannot remove the temporary webhook registrations");
         server_stop.cancel();
-        ("webhook registrations".to_owned(), removed)
-    });
-    Ok(Some(server.boxed()))
+        removed
+    };
+    let server = server.map(|result| result.map_err(anyhow::Error::from));
+    Ok(vec![
+        Task::new("webhook server", Group::Webhooks, server.boxed()),
+        Task::new("webhook registrations", Group::Webhooks, removal.boxed()),
+    ])
 }

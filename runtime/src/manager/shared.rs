@@ -20,18 +20,29 @@ use crate::sharding::Sharding;
 /// failure, so that Kubernetes restarts it instead of leaving a pod that silently reconciles nothing.
 pub type RunnableFuture = BoxFuture<'static, anyhow::Result<()>>;
 
-/// Something the manager runs on the leader only (all of it without `--leader-elect`): a
-/// controller. controller-runtime's `Runnable` that needs leader election.
+/// Something of the project's that the manager runs: a controller, the storage migrations, or a
+/// runnable of its own ([`Manager::runnable`](super::Manager::runnable)). controller-runtime's
+/// `Runnable`, with its `LeaderElectionRunnable`.
 ///
 /// `crate::controller::ControllerSetup` implements it; a project lists its controllers in
 /// `controller::controllers()` and hands them to `Manager::controllers`.
+///
+/// What must be ready before the replica reports ready (a cache that must sync) registers with
+/// [`Shared::readiness`] in [`Runnable::start`]; the rest does not hold readiness up.
 pub trait Runnable: Send + 'static {
     /// Its name, in the manager's logs and errors.
     fn name(&self) -> &str;
 
+    /// Whether it runs on the leader only (all replicas lead without `--leader-elect`), as
+    /// controllers do: by default yes. A runnable that says no starts on every replica at once.
+    /// (With `--sharding`, the manager runs its controllers on every member of the ring.)
+    fn needs_leader_election(&self) -> bool {
+        true
+    }
+
     /// Builds its main loop. The manager calls it once at startup, before leader election, and
-    /// polls the returned future once this replica leads: nothing may watch or write before
-    /// then.
+    /// polls the returned future once it may run (once this replica leads, for a runnable that
+    /// needs leader election): nothing may watch or write before then.
     fn start(&self, shared: &Shared) -> RunnableFuture;
 }
 

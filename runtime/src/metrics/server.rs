@@ -305,12 +305,10 @@ mod tests {
 
     use axum::body::Body;
     use axum::http::{Method, Request};
-    use kube::Client;
     use kube::client::Body as KubeBody;
     use serde_json::{Value, json};
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     use tower::ServiceExt as _;
-    use tower_test::mock;
 
     use super::*;
 
@@ -427,7 +425,7 @@ mod tests {
 
     #[tokio::test]
     async fn authenticates_and_authorizes_every_request() {
-        let (service, mut server) = mock::pair::<Request<KubeBody>, Response<KubeBody>>();
+        let (client, mut server) = crate::manager::client::scripted();
         let reviews = tokio::spawn(async move {
             let mut paths = BTreeMap::<String, usize>::new();
             while let Some((request, respond)) = server.next_request().await {
@@ -440,7 +438,6 @@ mod tests {
             }
             paths
         });
-        let client = Client::new(service, "default");
         let app = router(Metrics::new(), Some(Authorizer::new(client)));
         let status = |authorization: Option<&str>| {
             let app = app.clone();

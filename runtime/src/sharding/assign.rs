@@ -199,45 +199,11 @@ pub(crate) async fn run<K>(
         if !parts.iter().all(|part| part.synced) {
             continue;
         }
-        let pending: Vec<(Key, Tracked, Move)> = match &changed {
-            // One object changed: only it.
-            Some(key) => parts
-                .iter()
-                .find_map(|part| part.objects.get(key))
-                .and_then(|tracked| decision(key, tracked, &members))
-                .into_iter()
-                .collect(),
-            None => parts
-                .iter()
-                .flat_map(|part| &part.objects)
-                .filter_map(|(key, tracked)| decision(key, tracked, &members))
-                .collect(),
-        };
+        let pending = pending(&parts, changed.as_ref(), &members);
         for (key, _, _) in &pending {
             mark_sent(&mut parts, key, true);
         }
-        // Each result as it comes, not collected: a cold backlog writes every object.
-        stream::iter(pending)
-            .map(|(key, tracked, change)| {
-                let api_in = Arc::clone(&api_in);
-                async move {
-                    let done = write(&api_in, controller, &key, &tracked, &change).await;
-                    (key, change, done)
-                }
-            })
-            .buffer_unordered(CONCURRENT_WRITES)
-            .for_each(|(key, change, done)| {
-                match (done, change) {
-                    // Tried again on the next check.
-                    (false, _) => mark_sent(&mut parts, &key, false),
-                    (true, Move::Drain) | (true, Move::Assign { from: Some(_), .. }) => {
-                        metrics.moved(controller)
-                    }
-                    (true, Move::Assign { from: None, .. }) => {}
-                }
-                std::future::ready(())
-            })
-            .await;
+        send(controller, &api_in, pending, &mut parts, &metrics).await;
         if changed.is_none() {
             let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
             for tracked in parts.iter().flat_map(|part| part.objects.values()) {
@@ -249,6 +215,57 @@ pub(crate) async fn run<K>(
             names.forget_unused();
         }
     }
+}
+
+/// The label writes that bring the objects in line with the ring of `members`: of the object
+/// `changed` only, or of every object (a periodic check, or a change of the ring).
+fn pending(parts: &[Part], changed: Option<&Key>, members: &Ring) -> Vec<(Key, Tracked, Move)> {
+    match changed {
+        // One object changed: only it.
+        Some(key) => parts
+            .iter()
+            .find_map(|part| part.objects.get(key))
+            .and_then(|tracked| decision(key, tracked, members))
+            .into_iter()
+            .collect(),
+        None => parts
+            .iter()
+            .flat_map(|part| &part.objects)
+            .filter_map(|(key, tracked)| decision(key, tracked, members))
+            .collect(),
+    }
+}
+
+/// Sends the label writes of `pending`, a few at once, and notes each result as it comes (not
+/// collected: a cold backlog writes every object).
+async fn send<K: Cacheable>(
+    controller: &'static str,
+    api_in: &ApiIn<K>,
+    pending: Vec<(Key, Tracked, Move)>,
+    parts: &mut [Part],
+    metrics: &ShardMetrics,
+) {
+    stream::iter(pending)
+        .map(|(key, tracked, change)| {
+            let api_in = Arc::clone(api_in);
+            async move {
+                let done = write(&api_in, controller, &key, &tracked, &change).await;
+                (key, change, done)
+            }
+        })
+        .buffer_unordered(CONCURRENT_WRITES)
+        .for_each(|(key, change, done)| {
+            match (done, change) {
+                // Tried again on the next check.
+                (false, _) => mark_sent(parts, &key, false),
+                (true, Move::Drain) | (true, Move::Assign { from: Some(_), .. }) => {
+                    metrics.moved(controller)
+                }
+                (true, Move::Assign { from: None, .. }) => {}
+            }
+            std::future::ready(())
+        })
+        .await;
 }
 
 /// Notes whether a label write was sent for the current version of the object `key`.

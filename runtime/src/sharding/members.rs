@@ -66,29 +66,11 @@ pub(super) async fn watch(
     elected: CancellationToken,
     shutdown: CancellationToken,
 ) {
-    let (default_duration, settle) = (timing.lease_duration, timing.retry_period);
     let config = watcher::Config::default().labels(&format!("{RING_LABEL}={ring}"));
     let mut events = watcher(api.clone(), config).default_backoff().boxed();
-    let mut leases = Leases::new();
-    let mut listing: Option<Leases> = None;
-    // When the first list of the Leases is done, and then when the ring may be published.
-    let mut settled: Option<Instant> = None;
-    let mut deleting = BTreeSet::<(String, String)>::new();
-    // Whether the last item of the watch was an error: while it fails, renewals go unseen.
-    let mut failing = false;
+    let mut view = View::new(&timing);
     loop {
-        let now = Instant::now();
-        let next_expiry = leases
-            .values()
-            .filter(|member| member.alive(default_duration, now))
-            .map(|member| member.observed.expires_at(default_duration))
-            .min();
-        // The earlier of the next expiry and the end of the settle period.
-        let wake = match (settled, next_expiry) {
-            (Some(at), Some(expiry)) if at > now => Some(at.min(expiry)),
-            (Some(at), None) if at > now => Some(at),
-            _ => next_expiry,
-        };
+        let wake = view.wake(Instant::now());
         let expiry = async {
             match wake {
                 Some(at) => tokio::time::sleep_until(at).await,
@@ -101,51 +83,18 @@ pub(super) async fn watch(
             () = expiry => {}
             // Once: what only the elected replica does starts now.
             () = elected.cancelled(), if !was_elected => {
-                trust_on_election(&mut leases, failing, Instant::now());
+                trust_on_election(&mut view.leases, view.failing, Instant::now());
             }
             event = events.next() => {
-                // While the watch fails, renewals go unseen; any event means it works again.
-                failing = matches!(event, Some(Err(_)));
-                match event {
-                    None => return,
-                    Some(Ok(watcher::Event::Apply(lease))) => {
-                        if let Some((name, member)) = observe(lease, &leases) {
-                            leases.insert(name, member);
-                        }
-                    }
-                    Some(Ok(watcher::Event::Delete(lease))) => {
-                        if let Some(name) = lease.metadata.name {
-                            leases.remove(&name);
-                        }
-                    }
-                    Some(Ok(watcher::Event::Init)) => listing = Some(Leases::new()),
-                    Some(Ok(watcher::Event::InitApply(lease))) => {
-                        let member = observe(lease, &leases);
-                        if let (Some(listing), Some((name, member))) = (listing.as_mut(), member) {
-                            listing.insert(name, member);
-                        }
-                    }
-                    Some(Ok(watcher::Event::InitDone)) => {
-                        if let Some(listed) = listing.take() {
-                            leases = listed;
-                        }
-                        settled.get_or_insert_with(|| Instant::now() + settle);
-                    }
-                    Some(Err(error)) => {
-                        let error = &error as &dyn std::error::Error;
-                        tracing::warn!(error, "cannot watch the Leases of the sharding ring");
-                    }
+                if !view.apply(event) {
+                    return;
                 }
             }
         }
         let now = Instant::now();
-        if settled.is_none_or(|at| now < at) {
+        let Some(members) = view.ring(now) else {
             continue;
-        }
-        let alive = leases
-            .values()
-            .filter(|member| member.alive(default_duration, now));
-        let members = Ring::new(alive.map(|member| member.name.clone()));
+        };
         let leading = elected.is_cancelled();
         if leading {
             metrics.set_members(&ring, members.members().len());
@@ -158,19 +107,121 @@ pub(super) async fn watch(
             *current = Some(members);
             true
         });
-        if !leading {
-            continue;
-        }
-        // Once per version of each Lease: the watch then removes it, or brings a newer version.
-        deleting.retain(|(name, _)| leases.contains_key(name));
-        for (name, member) in &leases {
-            let version = member.resource_version.clone().unwrap_or_default();
-            if !member.alive(default_duration, now)
-                && deleting.insert((name.clone(), version.clone()))
-            {
-                delete(&api, name, version).await;
+        if leading {
+            for (name, version) in view.departed(now) {
+                delete(&api, &name, version).await;
             }
         }
+    }
+}
+
+/// What a replica knows of the members' Leases from its watch.
+struct View {
+    leases: Leases,
+    /// The Leases of a list in progress (the watch's first, or a relist).
+    listing: Option<Leases>,
+    /// When the first list of the Leases is done, and then when the ring may be published.
+    settled: Option<Instant>,
+    /// The Leases the elected replica has deleted, by name and version.
+    deleting: BTreeSet<(String, String)>,
+    /// Whether the last item of the watch was an error: while it fails, renewals go unseen.
+    failing: bool,
+    /// A Lease's duration when it names none.
+    default_duration: Duration,
+    /// How long after the first list the ring is published.
+    settle: Duration,
+}
+
+impl View {
+    fn new(timing: &RingTiming) -> Self {
+        View {
+            leases: Leases::new(),
+            listing: None,
+            settled: None,
+            deleting: BTreeSet::new(),
+            failing: false,
+            default_duration: timing.lease_duration,
+            settle: timing.retry_period,
+        }
+    }
+
+    /// When to look again without an event: the earlier of the next expiry of a live member's
+    /// Lease and the end of the settle period.
+    fn wake(&self, now: Instant) -> Option<Instant> {
+        let next_expiry = (self.leases.values())
+            .filter(|member| member.alive(self.default_duration, now))
+            .map(|member| member.observed.expires_at(self.default_duration))
+            .min();
+        match (self.settled, next_expiry) {
+            (Some(at), Some(expiry)) if at > now => Some(at.min(expiry)),
+            (Some(at), None) if at > now => Some(at),
+            _ => next_expiry,
+        }
+    }
+
+    /// Takes one item of the watch; `false` once the watch has ended.
+    fn apply(&mut self, event: Option<Result<watcher::Event<Lease>, watcher::Error>>) -> bool {
+        // While the watch fails, renewals go unseen; any event means it works again.
+        self.failing = matches!(event, Some(Err(_)));
+        match event {
+            None => return false,
+            Some(Ok(watcher::Event::Apply(lease))) => {
+                if let Some((name, member)) = observe(lease, &self.leases) {
+                    self.leases.insert(name, member);
+                }
+            }
+            Some(Ok(watcher::Event::Delete(lease))) => {
+                if let Some(name) = lease.metadata.name {
+                    self.leases.remove(&name);
+                }
+            }
+            Some(Ok(watcher::Event::Init)) => self.listing = Some(Leases::new()),
+            Some(Ok(watcher::Event::InitApply(lease))) => {
+                let member = observe(lease, &self.leases);
+                if let (Some(listing), Some((name, member))) = (self.listing.as_mut(), member) {
+                    listing.insert(name, member);
+                }
+            }
+            Some(Ok(watcher::Event::InitDone)) => {
+                if let Some(listed) = self.listing.take() {
+                    self.leases = listed;
+                }
+                let settle = self.settle;
+                self.settled.get_or_insert_with(|| Instant::now() + settle);
+            }
+            Some(Err(error)) => {
+                let error = &error as &dyn std::error::Error;
+                tracing::warn!(error, "cannot watch the Leases of the sharding ring");
+            }
+        }
+        true
+    }
+
+    /// The ring of the members alive at `now`, once the view has settled.
+    fn ring(&self, now: Instant) -> Option<Ring> {
+        if self.settled.is_none_or(|at| now < at) {
+            return None;
+        }
+        let alive =
+            (self.leases.values()).filter(|member| member.alive(self.default_duration, now));
+        Some(Ring::new(alive.map(|member| member.name.clone())))
+    }
+
+    /// The Leases of departed members at `now`, by name and version, each version once: the
+    /// watch then removes it, or brings a newer version.
+    fn departed(&mut self, now: Instant) -> Vec<(String, String)> {
+        let leases = &self.leases;
+        self.deleting.retain(|(name, _)| leases.contains_key(name));
+        let mut departed = Vec::new();
+        for (name, member) in leases {
+            let version = member.resource_version.clone().unwrap_or_default();
+            if !member.alive(self.default_duration, now)
+                && self.deleting.insert((name.clone(), version.clone()))
+            {
+                departed.push((name.clone(), version));
+            }
+        }
+        departed
     }
 }
 

@@ -256,22 +256,7 @@ fn carry_types(
 ) -> Result<Option<(PathBuf, String)>> {
     let shown = format!("{} {}/{}", r.kind, r.group, r.version);
     let qualified = format!("{}.{}", r.group, project.domain);
-    if plugins::spec_of(project, Gvk::of(r)).is_some() {
-        // A plugin's kinds get the plugin's types (deploy-image's size, containerPort), as in Go.
-        return Ok(None);
-    }
-    let Some(crd) = crds.get(&(qualified.clone(), r.kind.clone())) else {
-        report.push(format!(
-            "{shown}: no CRD for it in config/crd/bases (run `make manifests` in the Go project \
-             first); its fields are the scaffold's example"
-        ));
-        return Ok(None);
-    };
-    let Some(schema) = version_schema(crd, &r.version) else {
-        report.push(format!(
-            "{shown}: its CRD has no schema for {}; its fields are the scaffold's example",
-            r.version
-        ));
+    let Some(schema) = schema_to_carry(project, r, crds, &shown, report) else {
         return Ok(None);
     };
     let converts = project.resources.iter().any(|o| {
@@ -284,17 +269,7 @@ fn carry_types(
             .and_then(|p| p.get(part))
             .unwrap_or(&empty)
     };
-    let names = |part: &str| -> Vec<String> {
-        props(part)
-            .get("properties")
-            .and_then(Value::as_mapping)
-            .map(|m| {
-                m.keys()
-                    .filter_map(|k| k.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let names = |part: &str| property_names(props(part));
     // The scaffold's own fields: nothing to carry.
     let as_scaffolded = names("spec") == ["foo"]
         && is_optional_string(props("spec"), "foo")
@@ -344,6 +319,50 @@ fn carry_types(
     };
     carry_sample(r, from, tree, has_webhooks)?;
     Ok(Some((file, text)))
+}
+
+/// The schema of the kind's version that `carry_types` carries: none for a plugin's kinds, which
+/// get the plugin's types (deploy-image's size, containerPort) as in Go, nor for a kind without
+/// a CRD or a schema of the version, which the report names.
+fn schema_to_carry<'a>(
+    project: &Project,
+    r: &Resource,
+    crds: &'a BTreeMap<(String, String), Value>,
+    shown: &str,
+    report: &mut Vec<String>,
+) -> Option<&'a Value> {
+    if plugins::spec_of(project, Gvk::of(r)).is_some() {
+        return None;
+    }
+    let qualified = format!("{}.{}", r.group, project.domain);
+    let Some(crd) = crds.get(&(qualified, r.kind.clone())) else {
+        report.push(format!(
+            "{shown}: no CRD for it in config/crd/bases (run `make manifests` in the Go project \
+             first); its fields are the scaffold's example"
+        ));
+        return None;
+    };
+    let schema = version_schema(crd, &r.version);
+    if schema.is_none() {
+        report.push(format!(
+            "{shown}: its CRD has no schema for {}; its fields are the scaffold's example",
+            r.version
+        ));
+    }
+    schema
+}
+
+/// The names of the properties of an object's schema.
+fn property_names(schema: &Value) -> Vec<String> {
+    schema
+        .get("properties")
+        .and_then(Value::as_mapping)
+        .map(|m| {
+            m.keys()
+                .filter_map(|k| k.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The `openAPIV3Schema` of `version` in `crd`.

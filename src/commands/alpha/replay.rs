@@ -39,6 +39,11 @@ impl CommandLine {
     fn is_webhook_certs(&self) -> bool {
         self.0.len() == 2 && self.0[0] == "edit" && self.0[1].starts_with("--webhook-certs=")
     }
+
+    /// `edit --runtime=<source>`, which releases before the choice do not know: they vendor.
+    fn is_runtime(&self) -> bool {
+        self.0.len() == 2 && self.0[0] == "edit" && self.0[1].starts_with("--runtime=")
+    }
 }
 
 /// As a user would type it: `operator-rs create api --group crew …`, quoted for a POSIX shell
@@ -117,9 +122,14 @@ fn command_lines(project: &Project, license: &License, license_file: &Path) -> V
         License::None => init.flag("license", "none"),
     }
 
+    // Where operator-rs's crates come from, always given: `init`'s default is the release's.
+    // (An `edit` line, not an `init` flag, so that a release before the choice still scaffolds.)
+    let mut runtime = CommandLine::new(&["edit"]);
+    runtime.flag("runtime", project.runtime.as_str());
+
     // Webhook-only resources (built-in and external kinds) are created by their `create
     // webhook`: it runs in their place among the APIs, which keeps PROJECT's order of resources.
-    let mut lines = vec![init];
+    let mut lines = vec![init, runtime];
     if project.has_webhooks() {
         // Where the webhooks' certificates come from, chosen before the first webhook (a
         // PROJECT without the choice, kubebuilder's, uses cert-manager).
@@ -392,6 +402,13 @@ fn run_all(
                 // An older release (the ancestor of `alpha update`), which only knows cert-manager.
                 println!("(this operator-rs knows only cert-manager's webhook certificates)");
             }
+            Err(err)
+                if line.is_runtime()
+                    && format!("{err:#}").contains("unexpected argument '--runtime") =>
+            {
+                // An older release (the ancestor of `alpha update`), which vendors its crates.
+                println!("(this operator-rs vendors its runtime crates)");
+            }
             result => result?,
         }
     }
@@ -516,6 +533,8 @@ mod tests {
             [
                 "operator-rs init --domain=example.com --project-name=crew --repo=example.com/crew \
                  --namespaced=true --license=none",
+                // Always given: init's default is the release's.
+                "operator-rs edit --runtime=vendored",
                 // PROJECT records no choice: kubebuilder's cert-manager.
                 "operator-rs edit --webhook-certs=cert-manager",
                 "operator-rs create api --group=crew --version=v1 --kind=FirstMate --resource=true \
@@ -555,6 +574,20 @@ mod tests {
                 .0
                 .contains(&"--license-file=/tmp/x/boilerplate".to_string())
         );
+    }
+
+    /// `runtime: crates-io` is `edit --runtime=crates-io` after `init`; without it, vendored.
+    #[test]
+    fn the_runtime_source_is_replayed_by_edit() {
+        let mut p = Project::default();
+        let runtime = |p: &Project| {
+            command_lines(p, &License::None, Path::new("unused"))[1]
+                .0
+                .clone()
+        };
+        assert_eq!(runtime(&p), ["edit", "--runtime=vendored"]);
+        p.runtime = crate::project::RuntimeSource::CratesIo;
+        assert_eq!(runtime(&p), ["edit", "--runtime=crates-io"]);
     }
 
     /// `sharding: true` is `init --sharding`, which writes the manager's flag, replicas and
@@ -636,7 +669,7 @@ mod tests {
             serde_yaml::from_str(record).unwrap(),
         );
         let lines = command_lines(&p, &License::None, Path::new("unused"));
-        let api = lines[2].to_string();
+        let api = lines[3].to_string();
         assert!(
             api.contains(
                 "--image=memcached:1.6.26-alpine3.19 --image-container-command=memcached,-v \

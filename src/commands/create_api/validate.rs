@@ -235,6 +235,53 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
         .entry()
         .map(Resource::controller_names)
         .unwrap_or_default();
+    check_controller_is_new(checked, request, &names_before)?;
+    let gvk = checked.gvk();
+    let slot = controllers::slot(
+        project.multigroup,
+        gvk.group,
+        kind.as_str(),
+        request.controller_name.as_deref(),
+    );
+    // The name PROJECT records for the requested controller: the given one, or the kind's
+    // lower-cased name for its unnamed controller.
+    let record_name = request
+        .controller_name
+        .clone()
+        .unwrap_or_else(|| kind.lower());
+    let primary =
+        names_before.is_empty() || names_before.first().map(String::as_str) == Some(&*record_name);
+    if request.controller {
+        let (flag, value) = match &request.controller_name {
+            Some(name) => ("--controller-name", name.as_str()),
+            None => ("--kind", kind.as_str()),
+        };
+        controllers::check_free(project, &slot, flag, value, |other, r| {
+            other == &slot
+                && r.kind == kind.as_str()
+                && r.group == gvk.group
+                && r.version == version.as_str()
+                && same_domain(r, &checked.domain)
+        })?;
+        check_controller_name_length(&slot, group)?;
+        for part in &request.parts {
+            part.check(project, gvk)?;
+        }
+    }
+    checked.slot = slot;
+    checked.primary = primary;
+    Ok(())
+}
+
+/// Refuses a second unnamed controller of the kind (in this version or another) and a name the
+/// kind's controllers already have, unless `--force` renders the existing one again.
+fn check_controller_is_new(
+    checked: &Checked,
+    request: &Request,
+    names_before: &[String],
+) -> Result<()> {
+    let (group, version, kind) = (&checked.group, &checked.version, &checked.kind);
+    let project = &checked.project;
     if request.controller && !request.force {
         match &request.controller_name {
             None if !names_before.is_empty() => bail!(
@@ -273,40 +320,6 @@ fn check_controller(checked: &mut Checked, request: &Request) -> Result<()> {
             other.version
         );
     }
-    let gvk = checked.gvk();
-    let slot = controllers::slot(
-        project.multigroup,
-        gvk.group,
-        kind.as_str(),
-        request.controller_name.as_deref(),
-    );
-    // The name PROJECT records for the requested controller: the given one, or the kind's
-    // lower-cased name for its unnamed controller.
-    let record_name = request
-        .controller_name
-        .clone()
-        .unwrap_or_else(|| kind.lower());
-    let primary =
-        names_before.is_empty() || names_before.first().map(String::as_str) == Some(&*record_name);
-    if request.controller {
-        let (flag, value) = match &request.controller_name {
-            Some(name) => ("--controller-name", name.as_str()),
-            None => ("--kind", kind.as_str()),
-        };
-        controllers::check_free(project, &slot, flag, value, |other, r| {
-            other == &slot
-                && r.kind == kind.as_str()
-                && r.group == gvk.group
-                && r.version == version.as_str()
-                && same_domain(r, &checked.domain)
-        })?;
-        check_controller_name_length(&slot, group)?;
-        for part in &request.parts {
-            part.check(project, gvk)?;
-        }
-    }
-    checked.slot = slot;
-    checked.primary = primary;
     Ok(())
 }
 

@@ -2,7 +2,8 @@
 //! `--multigroup` (moves the kinds to the multigroup layout), `--namespaced` (the manager's scope),
 //! `--sharding` (the manager's replicas share the objects), `--license`/`--license-file`/`--owner`
 //! (the license header of the Rust files), `--plugins`, `--webhook-certs` (where the webhooks'
-//! certificates come from: [`super::webhook_certs`]).
+//! certificates come from: [`super::webhook_certs`]), `--runtime` (where operator-rs's crates come
+//! from).
 //!
 //! Files that `init` wrote and that depend on a flag are brought to what `init` with the new value
 //! writes by the difference between the two renders: each changed block is found in the file
@@ -13,12 +14,14 @@
 //!
 //! One module per change: [`retarget`] (the files of `init` and the RBAC helper roles, for
 //! `--namespaced`, `--multigroup` and `--sharding`), [`multigroup`] (the kinds moved into groups),
-//! [`license`] (the license header); `--sharding`'s own file is `commands::sharding`'s.
+//! [`license`] (the license header), [`runtime`] (the vendored crates and their Cargo.toml
+//! entries); `--sharding`'s own file is `commands::sharding`'s.
 
 mod license;
 mod multigroup;
 mod paths;
 mod retarget;
+mod runtime;
 
 use std::path::Path;
 
@@ -43,41 +46,16 @@ pub fn run(args: &EditArgs, dir: &Path) -> Result<()> {
 /// Everything `edit` would write in `dir`, and the notes to print, without writing anything.
 pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>)> {
     let old = load_project(dir)?;
-    let mut notes = Vec::new();
     let selection = plugins::select(&args.plugins, "edit")?;
     args.plugin_flags.check(&selection.plugins)?;
-    for key in &selection.layout {
-        notes.push(format!(
-            "--plugins {key}: kubebuilder's standard layout, which is this project's; nothing to change"
-        ));
-    }
-    for plugin in selection.plugins.iter().filter(|p| p.project().is_none()) {
-        notes.push(format!(
-            "--plugins {}: the {} plugin works per kind, with `operator-rs {}`",
-            plugin.short_key(),
-            plugin.short_key(),
-            plugin.usage()
-        ));
-    }
+    let mut notes = plugin_notes(&selection);
     if let Some(owner) = &args.owner {
         super::init::check_owner(owner)?;
     }
     let old_header = read_boilerplate(dir)?;
     let new_header = license::new_header(args, &old_header, year)?;
 
-    let mut new = old.clone();
-    if let Some(namespaced) = args.namespaced {
-        new.namespaced = namespaced;
-    }
-    if let Some(multigroup) = args.multigroup {
-        new.multigroup = multigroup;
-    }
-    if let Some(certs) = args.webhook_certs {
-        new.webhook_certs = Some(certs);
-    }
-    if let Some(sharding) = args.sharding {
-        new.sharding = sharding;
-    }
+    let mut new = edited(&old, args);
 
     let mut plan = Plan::new(dir, args.force);
     if new.sharding && !old.sharding {
@@ -85,23 +63,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
         super::sharding::check_edit(&plan, &new.domain)?;
     }
     if new.multigroup != old.multigroup {
-        if new.multigroup {
-            multigroup::to_multigroup(&mut plan, &old, &mut new, &old_header)?;
-        } else if let Some(r) = old
-            .resources
-            .iter()
-            .find(|r| r.api.is_some() || r.controller || r.webhooks.is_some())
-        {
-            bail!(
-                "cannot leave the multigroup layout: the project has code for {}/{}, Kind {} under \
-                 src/*/<group>/; operator-rs moves kinds only into the multigroup layout (move the \
-                 files back by hand and set multigroup to false in {})",
-                r.group,
-                r.version,
-                r.kind,
-                project::FILE
-            );
-        }
+        switch_multigroup(&mut plan, &old, &mut new, &old_header)?;
     }
     retarget::init_files(&mut plan, &old, &new, &old_header, args.force)?;
     if new.namespaced != old.namespaced {
@@ -125,6 +87,10 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
             }
         }
     }
+    if new.runtime != old.runtime {
+        runtime::switch(&mut plan, new.runtime)?;
+        notes.extend(crate::runtime_source::unpublished_note(new.runtime));
+    }
     if let Some(header) = &new_header {
         license::rewrite_headers(&mut plan, &old_header, header, year)?;
     }
@@ -145,6 +111,76 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
         );
     }
     Ok((plan, notes))
+}
+
+/// One line for each `--plugins` key that changes nothing here: kubebuilder's layout, and the
+/// plugins that work per kind.
+fn plugin_notes(selection: &plugins::Selection) -> Vec<String> {
+    let mut notes = Vec::new();
+    for key in &selection.layout {
+        notes.push(format!(
+            "--plugins {key}: kubebuilder's standard layout, which is this project's; nothing to change"
+        ));
+    }
+    for plugin in selection.plugins.iter().filter(|p| p.project().is_none()) {
+        notes.push(format!(
+            "--plugins {}: the {} plugin works per kind, with `operator-rs {}`",
+            plugin.short_key(),
+            plugin.short_key(),
+            plugin.usage()
+        ));
+    }
+    notes
+}
+
+/// PROJECT as the flags change it.
+fn edited(old: &project::Project, args: &EditArgs) -> project::Project {
+    let mut new = old.clone();
+    if let Some(namespaced) = args.namespaced {
+        new.namespaced = namespaced;
+    }
+    if let Some(multigroup) = args.multigroup {
+        new.multigroup = multigroup;
+    }
+    if let Some(certs) = args.webhook_certs {
+        new.webhook_certs = Some(certs);
+    }
+    if let Some(sharding) = args.sharding {
+        new.sharding = sharding;
+    }
+    if let Some(source) = args.runtime {
+        new.runtime = source;
+    }
+    new
+}
+
+/// Into the multigroup layout, moving the kinds; out of it only while no kind has code under
+/// src/*/<group>/.
+fn switch_multigroup(
+    plan: &mut Plan,
+    old: &project::Project,
+    new: &mut project::Project,
+    old_header: &str,
+) -> Result<()> {
+    if new.multigroup {
+        return multigroup::to_multigroup(plan, old, new, old_header);
+    }
+    if let Some(r) = old
+        .resources
+        .iter()
+        .find(|r| r.api.is_some() || r.controller || r.webhooks.is_some())
+    {
+        bail!(
+            "cannot leave the multigroup layout: the project has code for {}/{}, Kind {} under \
+             src/*/<group>/; operator-rs moves kinds only into the multigroup layout (move the \
+             files back by hand and set multigroup to false in {})",
+            r.group,
+            r.version,
+            r.kind,
+            project::FILE
+        );
+    }
+    Ok(())
 }
 
 /// Calls `f` with every file under `dir` (relative to `root`), recursively; links are not followed.

@@ -114,18 +114,8 @@ pub(super) fn check_image(image: &str) -> Result<(), InvalidInput> {
         Some((n, d)) => (n, Some(d)),
         None => (image, None),
     };
-    if let Some(digest) = digest {
-        let ok = digest.split_once(':').is_some_and(|(algorithm, hex)| {
-            !algorithm.is_empty()
-                && algorithm
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+._-".contains(c))
-                && hex.len() >= 32
-                && hex.chars().all(|c| c.is_ascii_hexdigit())
-        });
-        if !ok {
-            return Err(invalid(RULE));
-        }
+    if digest.is_some_and(|digest| !digest_ok(digest)) {
+        return Err(invalid(RULE));
     }
     let last_slash = name_tag.rfind('/').map_or(0, |i| i + 1);
     let (name, tag) = match name_tag[last_slash..].rfind(':') {
@@ -135,56 +125,75 @@ pub(super) fn check_image(image: &str) -> Result<(), InvalidInput> {
         ),
         None => (name_tag, None),
     };
-    if let Some(tag) = tag {
-        let ok = tag.len() <= 128
-            && tag
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-            && tag
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
-        if !ok {
-            return Err(invalid(RULE));
-        }
+    if tag.is_some_and(|tag| !tag_ok(tag)) {
+        return Err(invalid(RULE));
     }
     let mut components: Vec<&str> = name.split('/').collect();
     // The first component is a registry host if it looks like one (has a dot or a port, or is
     // localhost); hosts may have uppercase letters and a port.
-    if components.len() > 1 && (components[0].contains(['.', ':']) || components[0] == "localhost")
-    {
-        let host = components.remove(0);
-        let (hostname, port) = match host.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (host, None),
-        };
-        let host_ok = !hostname.is_empty()
-            && hostname.split('.').all(|label| {
-                !label.is_empty()
-                    && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-                    && !label.starts_with('-')
-                    && !label.ends_with('-')
-            })
-            && port.is_none_or(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-        if !host_ok {
-            return Err(invalid(RULE));
-        }
+    let has_host = components.len() > 1
+        && (components[0].contains(['.', ':']) || components[0] == "localhost");
+    let host = has_host.then(|| components.remove(0));
+    if host.is_some_and(|host| !host_ok(host)) {
+        return Err(invalid(RULE));
     }
-    let component_ok = |c: &str| {
-        let chars: Vec<char> = c.chars().collect();
-        !chars.is_empty()
-            && chars
-                .iter()
-                .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
-            && chars.first().is_some_and(|c| c.is_ascii_alphanumeric())
-            && chars.last().is_some_and(|c| c.is_ascii_alphanumeric())
-            && !c.contains("..")
-            && !c.contains("___")
-    };
     if components.is_empty() || !components.iter().all(|c| component_ok(c)) || name.len() > 255 {
         return Err(invalid(RULE));
     }
     Ok(())
+}
+
+/// A digest: `algorithm:hex`, the algorithm lowercase, the hex of at least 32 digits.
+fn digest_ok(digest: &str) -> bool {
+    digest.split_once(':').is_some_and(|(algorithm, hex)| {
+        !algorithm.is_empty()
+            && algorithm
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+._-".contains(c))
+            && hex.len() >= 32
+            && hex.chars().all(|c| c.is_ascii_hexdigit())
+    })
+}
+
+/// A tag: at most 128 word characters, dots and dashes, not starting with either of the last two.
+fn tag_ok(tag: &str) -> bool {
+    tag.len() <= 128
+        && tag
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+/// A registry host: DNS labels, any case, and an optional numeric port.
+fn host_ok(host: &str) -> bool {
+    let (hostname, port) = match host.split_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (host, None),
+    };
+    !hostname.is_empty()
+        && hostname.split('.').all(|label| {
+            !label.is_empty()
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+        && port.is_none_or(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// A component of the repository path: lowercase alphanumerics joined by single separators.
+fn component_ok(c: &str) -> bool {
+    let chars: Vec<char> = c.chars().collect();
+    !chars.is_empty()
+        && chars
+            .iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
+        && chars.first().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.last().is_some_and(|c| c.is_ascii_alphanumeric())
+        && !c.contains("..")
+        && !c.contains("___")
 }
 
 /// The longest `--image`: a repository name of 255 characters, a tag of 128 and a digest.

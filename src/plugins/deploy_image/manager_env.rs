@@ -19,40 +19,12 @@ pub(super) fn add_image_env(plan: &mut Plan, name: &str, image: &str) -> Result<
 
 fn set_env(text: &str, name: &str, image: &str) -> Result<String> {
     let lines: Vec<&str> = text.lines().collect();
-    let indent_of = |line: &str| line.len() - line.trim_start().len();
-    // The manager container: `name: manager` as a key of a container (indented, maybe `- name:`).
-    let Some(container) = lines.iter().position(|l| {
-        let t = l.trim_start().trim_start_matches("- ");
-        t == "name: manager"
-    }) else {
-        bail!(
-            "{MANAGER_YAML} has no container `name: manager`; add the environment variable \
-             {name}={image} to the manager's container yourself, then rerun with it back in place"
-        );
-    };
-    let key_indent = indent_of(lines[container])
-        + if lines[container].trim_start().starts_with("- ") {
-            2
-        } else {
-            0
-        };
-    // The container's keys run until a line indented less than them (the next container's `-`
-    // is). Lists under its keys may start at the keys' own indentation, as `env:` items do.
-    let end = lines[container + 1..]
-        .iter()
-        .position(|l| !l.trim().is_empty() && indent_of(l) < key_indent)
-        .map_or(lines.len(), |i| container + 1 + i);
-    // Container keys before the manager's `name:` line belong to it as well, back to the `- `
-    // that starts the container.
-    let start = if lines[container].trim_start().starts_with("- ") {
-        container
-    } else {
-        lines[..container]
-            .iter()
-            .rposition(|l| !l.trim().is_empty() && indent_of(l) < key_indent)
-            .unwrap_or(0)
-    };
-
+    let Container {
+        name_line,
+        start,
+        end,
+        key_indent,
+    } = manager_container(&lines, name, image)?;
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     let item_indent = " ".repeat(key_indent);
     let value_line = format!("{item_indent}  value: {}", yaml_str(image));
@@ -96,7 +68,7 @@ fn set_env(text: &str, name: &str, image: &str) -> Result<String> {
             }
         }
         None => {
-            let at = container + 1;
+            let at = name_line + 1;
             out.insert(at, value_line);
             out.insert(at, format!("{item_indent}- name: {name}"));
             out.insert(
@@ -113,6 +85,62 @@ fn set_env(text: &str, name: &str, image: &str) -> Result<String> {
         result.push('\n');
     }
     Ok(result)
+}
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// Where the manager container's lines are in the Deployment.
+struct Container {
+    /// Its `name: manager` line.
+    name_line: usize,
+    /// Its first line (the `- ` that starts it) and the line after its last.
+    start: usize,
+    end: usize,
+    /// The indentation of its keys.
+    key_indent: usize,
+}
+
+/// The manager container: `name: manager` as a key of a container (indented, maybe `- name:`).
+fn manager_container(lines: &[&str], name: &str, image: &str) -> Result<Container> {
+    let Some(container) = lines.iter().position(|l| {
+        let t = l.trim_start().trim_start_matches("- ");
+        t == "name: manager"
+    }) else {
+        bail!(
+            "{MANAGER_YAML} has no container `name: manager`; add the environment variable \
+             {name}={image} to the manager's container yourself, then rerun with it back in place"
+        );
+    };
+    let key_indent = indent_of(lines[container])
+        + if lines[container].trim_start().starts_with("- ") {
+            2
+        } else {
+            0
+        };
+    // The container's keys run until a line indented less than them (the next container's `-`
+    // is). Lists under its keys may start at the keys' own indentation, as `env:` items do.
+    let end = lines[container + 1..]
+        .iter()
+        .position(|l| !l.trim().is_empty() && indent_of(l) < key_indent)
+        .map_or(lines.len(), |i| container + 1 + i);
+    // Container keys before the manager's `name:` line belong to it as well, back to the `- `
+    // that starts the container.
+    let start = if lines[container].trim_start().starts_with("- ") {
+        container
+    } else {
+        lines[..container]
+            .iter()
+            .rposition(|l| !l.trim().is_empty() && indent_of(l) < key_indent)
+            .unwrap_or(0)
+    };
+    Ok(Container {
+        name_line: container,
+        start,
+        end,
+        key_indent,
+    })
 }
 
 #[cfg(test)]

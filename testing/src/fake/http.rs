@@ -345,27 +345,7 @@ fn handle(store: &mut Store, route: &Route, request: &Incoming) -> Result<Reply,
 
     match ((*method).clone(), route.name.as_deref()) {
         (Method::GET, Some(name)) => ok(store.get(resource, namespace, name)?),
-        (Method::GET, None) if scope == Scope::Main => {
-            let filter = filter(query)?;
-            if query.flag("watch") {
-                let since = match query.get("resourceVersion") {
-                    _ if query.flag("sendInitialEvents") => Since::InitialEvents,
-                    None | Some("" | "0") => Since::Now,
-                    Some(version) => Since::Revision(version.parse().map_err(|_| {
-                        ApiError::bad_request(format!("invalid resourceVersion {version:?}"))
-                    })?),
-                };
-                let deadline = query
-                    .get("timeoutSeconds")
-                    .and_then(|seconds| seconds.parse().ok())
-                    .map(|seconds| Instant::now() + Duration::from_secs(seconds));
-                let receiver = store.watch(resource, namespace, filter, since)?;
-                Ok(Reply::Watch(receiver, deadline))
-            } else {
-                let limit = query.get("limit").and_then(|limit| limit.parse().ok());
-                ok(store.list(resource, namespace, &filter, limit, query.get("continue"))?)
-            }
-        }
+        (Method::GET, None) if scope == Scope::Main => read(store, resource, namespace, query),
         // Namespaced objects are created in a namespace's collection only.
         (Method::POST, None) if scope == Scope::Main && kind.namespaced == namespace.is_some() => {
             let object = store.create(resource, namespace, json(body)?, &caller(manager()))?;
@@ -380,33 +360,7 @@ fn handle(store: &mut Store, route: &Route, request: &Incoming) -> Result<Reply,
             Ok(Reply::Json(status, object))
         }
         (Method::PATCH, Some(name)) => {
-            let content_type = headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|value| value.to_str().ok())
-                .unwrap_or_default();
-            let media_type = content_type.split(';').next().unwrap_or_default().trim();
-            let (edit, manager) = match media_type {
-                "application/json-patch+json" => {
-                    let patch = serde_json::from_slice(body).map_err(|error| {
-                        ApiError::bad_request(format!("the body is not a JSON patch: {error}"))
-                    })?;
-                    (Edit::Json(patch), manager())
-                }
-                "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
-                    (Edit::Merge(json(body)?), manager())
-                }
-                "application/apply-patch+yaml" => {
-                    let Some(manager) = query.get("fieldManager").filter(|m| !m.is_empty()) else {
-                        return Err(ApiError::bad_request(
-                            "PATCH requests with an apply content type require a fieldManager",
-                        ));
-                    };
-                    let config = apply_config(body)?;
-                    let force = query.flag("force");
-                    (Edit::Apply { config, force }, manager.to_owned())
-                }
-                other => return Err(ApiError::unsupported_media_type(other)),
-            };
+            let (edit, manager) = patch_edit(headers, query, body, manager)?;
             let write = Write {
                 caller: caller(manager),
                 edit,
@@ -414,35 +368,113 @@ fn handle(store: &mut Store, route: &Route, request: &Incoming) -> Result<Reply,
             let (status, object) = store.write(resource, namespace, name, write)?;
             Ok(Reply::Json(status, object))
         }
-        (Method::DELETE, Some(name)) if scope == Scope::Main => {
+        (Method::DELETE, name) if scope == Scope::Main => {
             let options = if body.is_empty() {
                 Value::Null
             } else {
                 json(body)?
             };
-            ok(store.delete(resource, namespace, name, &options, dry_run, Some(user))?)
-        }
-        (Method::DELETE, None) if scope == Scope::Main => {
-            let options = if body.is_empty() {
-                Value::Null
-            } else {
-                json(body)?
+            let deleted = match name {
+                Some(name) => {
+                    store.delete(resource, namespace, name, &options, dry_run, Some(user))?
+                }
+                None => delete_collection(store, route, query, &options, dry_run, user)?,
             };
-            let list = store.list(resource, namespace, &filter(query)?, None, None)?;
-            let mut deleted = Vec::new();
-            for object in list["items"].as_array().into_iter().flatten() {
-                let metadata = &object["metadata"];
-                let name = metadata["name"].as_str().unwrap_or_default();
-                let namespace = metadata["namespace"].as_str();
-                store.delete(resource, namespace, name, &options, dry_run, Some(user))?;
-                deleted.push(object.clone());
-            }
-            let mut list = list;
-            list["items"] = Value::Array(deleted);
-            ok(list)
+            ok(deleted)
         }
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// A list of the collection of `resource`, or a watch of it (`?watch`).
+fn read(
+    store: &mut Store,
+    resource: &ResourceKey,
+    namespace: Option<&str>,
+    query: &Query,
+) -> Result<Reply, ApiError> {
+    let filter = filter(query)?;
+    if !query.flag("watch") {
+        let limit = query.get("limit").and_then(|limit| limit.parse().ok());
+        let list = store.list(resource, namespace, &filter, limit, query.get("continue"))?;
+        return Ok(Reply::Json(StatusCode::OK, list));
+    }
+    let since =
+        match query.get("resourceVersion") {
+            _ if query.flag("sendInitialEvents") => Since::InitialEvents,
+            None | Some("" | "0") => Since::Now,
+            Some(version) => Since::Revision(version.parse().map_err(|_| {
+                ApiError::bad_request(format!("invalid resourceVersion {version:?}"))
+            })?),
+        };
+    let deadline = query
+        .get("timeoutSeconds")
+        .and_then(|seconds| seconds.parse().ok())
+        .map(|seconds| Instant::now() + Duration::from_secs(seconds));
+    let receiver = store.watch(resource, namespace, filter, since)?;
+    Ok(Reply::Watch(receiver, deadline))
+}
+
+/// The edit of a PATCH by its content type, and the field manager it writes as (`manager` for
+/// every type but server-side apply, which names its own).
+fn patch_edit(
+    headers: &HeaderMap,
+    query: &Query,
+    body: &[u8],
+    manager: impl Fn() -> String,
+) -> Result<(Edit, String), ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    let media_type = content_type.split(';').next().unwrap_or_default().trim();
+    match media_type {
+        "application/json-patch+json" => {
+            let patch = serde_json::from_slice(body).map_err(|error| {
+                ApiError::bad_request(format!("the body is not a JSON patch: {error}"))
+            })?;
+            Ok((Edit::Json(patch), manager()))
+        }
+        "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
+            let merge = serde_json::from_slice(body)
+                .map_err(|error| ApiError::bad_request(format!("the body is not JSON: {error}")))?;
+            Ok((Edit::Merge(merge), manager()))
+        }
+        "application/apply-patch+yaml" => {
+            let Some(manager) = query.get("fieldManager").filter(|m| !m.is_empty()) else {
+                return Err(ApiError::bad_request(
+                    "PATCH requests with an apply content type require a fieldManager",
+                ));
+            };
+            let config = apply_config(body)?;
+            let force = query.flag("force");
+            Ok((Edit::Apply { config, force }, manager.to_owned()))
+        }
+        other => Err(ApiError::unsupported_media_type(other)),
+    }
+}
+
+/// Deletes every object of the collection of `route` that the query selects; the list of them.
+fn delete_collection(
+    store: &mut Store,
+    route: &Route,
+    query: &Query,
+    options: &Value,
+    dry_run: bool,
+    user: &User,
+) -> Result<Value, ApiError> {
+    let (resource, namespace) = (&route.resource, route.namespace.as_deref());
+    let mut list = store.list(resource, namespace, &filter(query)?, None, None)?;
+    let mut deleted = Vec::new();
+    for object in list["items"].as_array().into_iter().flatten() {
+        let metadata = &object["metadata"];
+        let name = metadata["name"].as_str().unwrap_or_default();
+        let namespace = metadata["namespace"].as_str();
+        store.delete(resource, namespace, name, options, dry_run, Some(user))?;
+        deleted.push(object.clone());
+    }
+    list["items"] = Value::Array(deleted);
+    Ok(list)
 }
 
 /// The selectors of a list, watch or collection delete.

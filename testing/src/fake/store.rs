@@ -624,52 +624,7 @@ impl Store {
         let live = self.convert(resource, &stored_live)?;
         let before = stored.managers.clone();
         let mut managers = before.clone();
-        let object = match edit {
-            Edit::Apply { config, force } => {
-                check_config(&kind, name, &config)?;
-                check_resource_version(&kind, name, &config, &live)?;
-                check_uid(&kind, name, &config, &live)?;
-                let mut object = managers
-                    .apply(&kind, scope, &manager, &live, &config, force)
-                    .map_err(|conflicts| {
-                        let fields: Vec<String> = conflicts
-                            .iter()
-                            .map(|c| format!("conflict with \"{}\": {}", c.manager, c.field))
-                            .collect();
-                        let why = format!(
-                            "Apply failed with {} conflict{}: {}",
-                            conflicts.len(),
-                            if conflicts.len() == 1 { "" } else { "s" },
-                            fields.join(", ")
-                        );
-                        ApiError::conflict(&kind, name, &why)
-                    })?;
-                keep_system_metadata(&live, &mut object)?;
-                object
-            }
-            edit => {
-                let object = match edit {
-                    Edit::Replace(mut object) => {
-                        check_type(&kind, &mut object)?;
-                        object
-                    }
-                    Edit::Merge(patch) => {
-                        let mut object = live.clone();
-                        json_patch::merge(&mut object, &patch);
-                        object
-                    }
-                    Edit::Json(patch) => json_patch(&live, &patch)
-                        .map_err(|error| ApiError::invalid(&kind, name, &error))?,
-                    Edit::Apply { .. } => unreachable!("handled above"),
-                };
-                check_resource_version(&kind, name, &object, &live)?;
-                check_uid(&kind, name, &object, &live)?;
-                let mut object = scoped(&kind, scope, &live, object);
-                keep_system_metadata(&live, &mut object)?;
-                managers.record_update(&kind, scope, &manager, Some(&live), &object);
-                object
-            }
-        };
+        let object = edited(&kind, name, (scope, &manager), &mut managers, &live, edit)?;
 
         let request = Request {
             operation: Operation::Update,
@@ -680,16 +635,7 @@ impl Store {
         };
         let mut object = self.admit(&kind, &caller, &request, object, Some(&live))?;
         self.prepare_crd(&kind, scope, &mut object, Some(&live))?;
-        if live["metadata"]["deletionTimestamp"].is_string() {
-            let old = finalizers(&live);
-            if finalizers(&object).iter().any(|f| !old.contains(f)) {
-                return Err(ApiError::invalid(
-                    &kind,
-                    name,
-                    "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted",
-                ));
-            }
-        }
+        check_no_new_finalizers(&kind, name, &live, &object)?;
         if desired_state(&kind, &object) != desired_state(&kind, &live) {
             let generation = live["metadata"]["generation"].as_i64().unwrap_or(0);
             object["metadata"]["generation"] = json!(generation + 1);
@@ -1363,4 +1309,80 @@ fn json_patch(live: &Value, patch: &json_patch::Patch) -> Result<Value, String> 
             .map_err(|error| error.to_string())?;
     }
     Ok(object)
+}
+
+/// The object `live` (of `kind`, named `name`) becomes by `edit`, written by `manager` on the
+/// `scope` (the object or its status), with `managers` recording its fields.
+fn edited(
+    kind: &Kind,
+    name: &str,
+    (scope, manager): (Scope, &str),
+    managers: &mut Managers,
+    live: &Value,
+    edit: Edit,
+) -> Result<Value, ApiError> {
+    if let Edit::Apply { config, force } = edit {
+        check_config(kind, name, &config)?;
+        check_resource_version(kind, name, &config, live)?;
+        check_uid(kind, name, &config, live)?;
+        let mut object = managers
+            .apply(kind, scope, manager, live, &config, force)
+            .map_err(|conflicts| {
+                let fields: Vec<String> = conflicts
+                    .iter()
+                    .map(|c| format!("conflict with \"{}\": {}", c.manager, c.field))
+                    .collect();
+                let why = format!(
+                    "Apply failed with {} conflict{}: {}",
+                    conflicts.len(),
+                    if conflicts.len() == 1 { "" } else { "s" },
+                    fields.join(", ")
+                );
+                ApiError::conflict(kind, name, &why)
+            })?;
+        keep_system_metadata(live, &mut object)?;
+        return Ok(object);
+    }
+    let object = match edit {
+        Edit::Replace(mut object) => {
+            check_type(kind, &mut object)?;
+            object
+        }
+        Edit::Merge(patch) => {
+            let mut object = live.clone();
+            json_patch::merge(&mut object, &patch);
+            object
+        }
+        Edit::Json(patch) => {
+            json_patch(live, &patch).map_err(|error| ApiError::invalid(kind, name, &error))?
+        }
+        Edit::Apply { .. } => unreachable!("handled above"),
+    };
+    check_resource_version(kind, name, &object, live)?;
+    check_uid(kind, name, &object, live)?;
+    let mut object = scoped(kind, scope, live, object);
+    keep_system_metadata(live, &mut object)?;
+    managers.record_update(kind, scope, manager, Some(live), &object);
+    Ok(object)
+}
+
+/// An object being deleted (`live`) gets no new finalizer.
+fn check_no_new_finalizers(
+    kind: &Kind,
+    name: &str,
+    live: &Value,
+    object: &Value,
+) -> Result<(), ApiError> {
+    if !live["metadata"]["deletionTimestamp"].is_string() {
+        return Ok(());
+    }
+    let old = finalizers(live);
+    if finalizers(object).iter().any(|f| !old.contains(f)) {
+        return Err(ApiError::invalid(
+            kind,
+            name,
+            "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted",
+        ));
+    }
+    Ok(())
 }

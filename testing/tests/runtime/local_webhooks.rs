@@ -6,12 +6,12 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
 use operator_rs_runtime::manager::Flags;
 use operator_rs_runtime::manager::local_webhooks::start;
+use operator_rs_runtime::manager::runnables::Task;
 use operator_rs_runtime::metrics::Metrics;
 use operator_rs_runtime::webhook::{
     AdmissionRequest, Denial, FailurePolicy, Operation, Registration, Validator, Warnings, Webhook,
 };
 use operator_rs_testing::fake::FakeApiServer;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// Refuses every ConfigMap.
@@ -74,19 +74,21 @@ async fn registered_while_serving_and_removed_on_shutdown() {
     )
     .unwrap();
     let url = flags.webhook_url.clone().unwrap();
-    let (shutdown, mut tasks) = (CancellationToken::new(), JoinSet::new());
-    let server = start(
+    let shutdown = CancellationToken::new();
+    let tasks = start(
         &url,
         &flags,
         &fake.client(),
         webhooks(),
         &Metrics::new(),
         &shutdown,
-        &mut tasks,
     )
     .await
-    .unwrap()
-    .expect("there are webhooks to serve");
+    .unwrap();
+    let names: Vec<&str> = tasks.iter().map(|task| task.name.as_str()).collect();
+    assert_eq!(names, ["webhook server", "webhook registrations"]);
+    let [server, registrations] = <[Task; 2]>::try_from(tasks).ok().unwrap();
+    let removal = tokio::spawn(registrations.run);
     // On a thread of its own, as the manager is another process than the API server (the
     // fake blocks the thread of a request while it calls a webhook).
     let serving = std::thread::spawn(move || {
@@ -94,7 +96,7 @@ async fn registered_while_serving_and_removed_on_shutdown() {
             .enable_all()
             .build()
             .unwrap();
-        runtime.block_on(server)
+        runtime.block_on(server.run)
     });
 
     let configuration = "make-run-validating.87a7d51f.example.com";
@@ -123,9 +125,7 @@ async fn registered_while_serving_and_removed_on_shutdown() {
     assert!(!serving.is_finished());
 
     shutdown.cancel();
-    let (task, removed) = tasks.join_next().await.unwrap().unwrap();
-    assert_eq!(task, "webhook registrations");
-    removed.unwrap();
+    removal.await.unwrap().unwrap();
     assert!(
         fake.get::<ValidatingWebhookConfiguration>(None, configuration)
             .is_none()

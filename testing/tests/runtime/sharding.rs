@@ -29,8 +29,10 @@ use tokio_util::sync::CancellationToken;
 
 use operator_rs_runtime::cache::Cache;
 use operator_rs_runtime::controller::{Context, Runner};
+use operator_rs_runtime::manager::Shared;
 use operator_rs_runtime::manager::leader::{self, LeaderElectionConfig, LeaderElector};
-use operator_rs_runtime::manager::{Gates, Shared, TaskResult, sharding_tasks};
+use operator_rs_runtime::manager::ring::Membership;
+use operator_rs_runtime::manager::runnables::{Gates, Group, Task, TaskResult};
 use operator_rs_runtime::metrics::Metrics;
 use operator_rs_runtime::sharding::{Ring, SHARD_LABEL, Sharding};
 use operator_rs_testing::fake::FakeApiServer;
@@ -213,12 +215,7 @@ impl Replica {
             .watches_on(watcher::Config::default(), |_, _| false, instance_of);
         let pods = runner.cache::<Pod>();
         let controller = runner.run(reconcile, state);
-        let gates = Gates {
-            elected: CancellationToken::new(),
-            joined: CancellationToken::new(),
-            controllers_stopped: CancellationToken::new(),
-            shutdown: shutdown.clone(),
-        };
+        let gates = Gates::new(shutdown.clone());
         let config = LeaderElectionConfig {
             lease_duration: timing.lease_duration,
             renew_deadline: timing.renew_deadline,
@@ -228,26 +225,25 @@ impl Replica {
         let mut tasks = Tasks::new();
         let elector = LeaderElector::new(client.clone(), config.clone());
         let on_elected = {
-            let elected = gates.elected.clone();
-            move || elected.cancel()
+            let leading = gates.leading.clone();
+            move || leading.cancel()
         };
-        let stopped = gates.controllers_stopped.clone().cancelled_owned();
+        let stopped = gates.project_stopped.clone().cancelled_owned();
         let election = leader::run(elector, shutdown.clone(), on_elected, stopped);
         tasks.spawn(
             election.map(|result| ("leader election".to_owned(), result.map_err(Into::into))),
         );
-        let (joined, stopped) = (gates.joined.clone(), gates.controllers_stopped.clone());
-        for task in sharding_tasks(&sharding, &config, &client, &metrics, gates) {
-            tasks.spawn(task);
+        // As the manager runs a sharded controller: once the replica is a member of the ring.
+        let ring = Membership::new(sharding, config, shutdown.clone());
+        let controller = ring.decorate(Task::new("controller", Group::Leader, controller));
+        for task in ring.tasks(&shared, &gates) {
+            tasks.spawn(task.run.map(move |result| (task.name, result)));
         }
-        let stop = shutdown.clone();
+        let stopped = gates.project_stopped.clone();
         tasks.spawn(async move {
-            let result = tokio::select! {
-                () = stop.cancelled() => Ok(()),
-                () = joined.cancelled() => controller.await,
-            };
+            let result = controller.run.await;
             stopped.cancel();
-            ("controller".to_owned(), result)
+            (controller.name, result)
         });
         Replica {
             member: member.to_owned(),

@@ -95,6 +95,9 @@ pub(super) struct Plan {
     pub(super) waiting_for_trust: bool,
 }
 
+/// One CA of the bundle: its PEM text (kept as read), its certificate and its expiry.
+type BundleCa = (String, CertificateDer<'static>, SystemTime);
+
 /// Decides what to store at `now`: see the rules of [the module](self). `trusted` is the CA
 /// the caller has seen in every caBundle for long enough, if any.
 pub(super) fn plan(
@@ -104,102 +107,11 @@ pub(super) fn plan(
     trusted: Option<&CertificateDer<'_>>,
 ) -> Result<Plan, PkiError> {
     let mut changes = Vec::new();
-
-    // Rule 1: only CAs that have not expired.
-    let stored_cas = pki::pem_certificates(&stored.ca_bundle);
-    let mut bundle: Vec<(String, CertificateDer<'static>, SystemTime)> = stored_cas
-        .iter()
-        .filter(|(_, der)| pki::is_ca(der))
-        .filter_map(|(pem, der)| Some((pem.clone(), der.clone(), pki::not_after(der)?)))
-        .filter(|(_, _, not_after)| *not_after > now)
-        .collect();
-    if bundle.len() != stored_cas.len() {
-        changes.push(Change::DroppedCas);
-    }
-
-    // Rule 2: the first CA signs, unless it has to be replaced.
-    let mut ca_key = stored.ca_key.clone();
-    let replace_ca = match bundle.first() {
-        None => Some("there is no CA"),
-        Some((_, der, _)) if !pki::key_matches(der, &ca_key) => Some("the CA key is not the CA's"),
-        Some((_, _, not_after)) if in_window(*not_after, policy.ca_rotation_window, now) => {
-            Some("the CA enters its rotation window")
-        }
-        Some(_) => None,
-    };
-    if let Some(reason) = replace_ca {
-        let ca = pki::new_ca(&policy.service, now, policy.ca_validity)?;
-        let der = pki::certificates(&ca.cert).remove(0);
-        let not_after = now + policy.ca_validity;
-        bundle.insert(0, (ca.cert, der, not_after));
-        ca_key = ca.key;
-        changes.push(Change::NewCa(reason));
-    }
-    let (_, signer, signer_not_after) = bundle[0].clone();
-    let roots: Vec<CertificateDer<'static>> =
-        bundle.iter().map(|(_, der, _)| der.clone()).collect();
-
-    // Rule 3: the serving certificate.
-    let stored_pair = Pair {
-        cert: stored.cert.clone(),
-        key: stored.key.clone(),
-    };
-    let leaf = pki::certificates(&stored.cert).into_iter().next();
-    let names = &policy.dns_names;
-    let usable = |roots: &[CertificateDer<'static>], at| {
-        leaf.as_ref()
-            .is_some_and(|leaf| pki::accepted(leaf, roots, names, at))
-    };
-    let usable_now = pki::certified_key(&stored_pair).is_some() && usable(&roots, now);
-    let by_signer = usable(std::slice::from_ref(&signer), now);
-    let expiring = !usable(&roots, now + policy.cert_rotation_window);
-    let signer_trusted = trusted.is_some_and(|trusted| *trusted == signer);
-    let renew = if !usable_now {
-        Some("the serving certificate is missing or not usable")
-    } else if expiring && by_signer {
-        Some("the serving certificate enters its rotation window")
-    } else if !by_signer && signer_trusted {
-        Some("the new CA is trusted everywhere")
-    } else {
-        None
-    };
-    let waiting_for_trust = renew.is_none() && !by_signer;
-    let serving = match renew {
-        Some(reason) => {
-            changes.push(Change::NewServingCert(reason));
-            let not_after = (now + policy.cert_validity).min(signer_not_after);
-            pki::new_serving(&signer, &ca_key, names, now, not_after)?
-        }
-        None => stored_pair,
-    };
-
-    let serving_not_after = pki::certificates(&serving.cert)
-        .first()
-        .and_then(pki::not_after)
-        .unwrap_or(now);
-    // A serving certificate is due at the start of its rotation window, unless its renewal waits
-    // for the new CA to be trusted: then time alone changes nothing before it expires (the caller
-    // knows when the trust comes). Its window start is already past then, and counting it would
-    // make every pass due at once, back to back, until the trust delay is over.
-    let serving_due = if waiting_for_trust {
-        serving_not_after
-    } else {
-        serving_not_after
-            .checked_sub(policy.cert_rotation_window)
-            .unwrap_or(now)
-    };
-    let next_check = bundle
-        .iter()
-        .map(|(_, _, not_after)| *not_after)
-        .chain([
-            signer_not_after
-                .checked_sub(policy.ca_rotation_window)
-                .unwrap_or(now),
-            serving_due,
-        ])
-        .min()
-        .unwrap_or(now)
-        .max(now);
+    let mut bundle = unexpired_cas(stored, now, &mut changes);
+    let ca_key = signing_ca(&mut bundle, &stored.ca_key, policy, now, &mut changes)?;
+    let (serving, waiting_for_trust) =
+        serving(stored, &bundle, &ca_key, policy, now, trusted, &mut changes)?;
+    let next_check = next_check(&bundle, &serving, waiting_for_trust, policy, now);
     let material = if changes.is_empty() {
         stored.clone()
     } else {
@@ -216,6 +128,139 @@ pub(super) fn plan(
         next_check,
         waiting_for_trust,
     })
+}
+
+/// Rule 1: only CAs that have not expired.
+fn unexpired_cas(stored: &Material, now: SystemTime, changes: &mut Vec<Change>) -> Vec<BundleCa> {
+    let stored_cas = pki::pem_certificates(&stored.ca_bundle);
+    let bundle: Vec<BundleCa> = stored_cas
+        .iter()
+        .filter(|(_, der)| pki::is_ca(der))
+        .filter_map(|(pem, der)| Some((pem.clone(), der.clone(), pki::not_after(der)?)))
+        .filter(|(_, _, not_after)| *not_after > now)
+        .collect();
+    if bundle.len() != stored_cas.len() {
+        changes.push(Change::DroppedCas);
+    }
+    bundle
+}
+
+/// Rule 2: the first CA of `bundle` signs, unless it has to be replaced: then a new CA goes
+/// first. Returns the signing CA's key.
+fn signing_ca(
+    bundle: &mut Vec<BundleCa>,
+    stored_key: &str,
+    policy: &Policy,
+    now: SystemTime,
+    changes: &mut Vec<Change>,
+) -> Result<String, PkiError> {
+    let replace_ca = match bundle.first() {
+        None => Some("there is no CA"),
+        Some((_, der, _)) if !pki::key_matches(der, stored_key) => {
+            Some("the CA key is not the CA's")
+        }
+        Some((_, _, not_after)) if in_window(*not_after, policy.ca_rotation_window, now) => {
+            Some("the CA enters its rotation window")
+        }
+        Some(_) => None,
+    };
+    let Some(reason) = replace_ca else {
+        return Ok(stored_key.to_owned());
+    };
+    let ca = pki::new_ca(&policy.service, now, policy.ca_validity)?;
+    let der = pki::certificates(&ca.cert).remove(0);
+    let not_after = now + policy.ca_validity;
+    bundle.insert(0, (ca.cert, der, not_after));
+    changes.push(Change::NewCa(reason));
+    Ok(ca.key)
+}
+
+/// Rule 3: the serving certificate, kept or signed anew by the first CA of `bundle` (whose key
+/// is `ca_key`), and whether its renewal waits for that CA to be trusted.
+fn serving(
+    stored: &Material,
+    bundle: &[BundleCa],
+    ca_key: &str,
+    policy: &Policy,
+    now: SystemTime,
+    trusted: Option<&CertificateDer<'_>>,
+    changes: &mut Vec<Change>,
+) -> Result<(Pair, bool), PkiError> {
+    let (_, signer, signer_not_after) = &bundle[0];
+    let roots: Vec<CertificateDer<'static>> =
+        bundle.iter().map(|(_, der, _)| der.clone()).collect();
+    let stored_pair = Pair {
+        cert: stored.cert.clone(),
+        key: stored.key.clone(),
+    };
+    let leaf = pki::certificates(&stored.cert).into_iter().next();
+    let names = &policy.dns_names;
+    let usable = |roots: &[CertificateDer<'static>], at| {
+        leaf.as_ref()
+            .is_some_and(|leaf| pki::accepted(leaf, roots, names, at))
+    };
+    let usable_now = pki::certified_key(&stored_pair).is_some() && usable(&roots, now);
+    let by_signer = usable(std::slice::from_ref(signer), now);
+    let expiring = !usable(&roots, now + policy.cert_rotation_window);
+    let signer_trusted = trusted.is_some_and(|trusted| trusted == signer);
+    let renew = if !usable_now {
+        Some("the serving certificate is missing or not usable")
+    } else if expiring && by_signer {
+        Some("the serving certificate enters its rotation window")
+    } else if !by_signer && signer_trusted {
+        Some("the new CA is trusted everywhere")
+    } else {
+        None
+    };
+    let waiting_for_trust = renew.is_none() && !by_signer;
+    let serving = match renew {
+        Some(reason) => {
+            changes.push(Change::NewServingCert(reason));
+            let not_after = (now + policy.cert_validity).min(*signer_not_after);
+            pki::new_serving(signer, ca_key, names, now, not_after)?
+        }
+        None => stored_pair,
+    };
+    Ok((serving, waiting_for_trust))
+}
+
+/// When the certificates have to be looked at again at the latest (not before `now`): a CA of
+/// `bundle` expires, the signing CA enters its rotation window, or `serving` is due.
+fn next_check(
+    bundle: &[BundleCa],
+    serving: &Pair,
+    waiting_for_trust: bool,
+    policy: &Policy,
+    now: SystemTime,
+) -> SystemTime {
+    let signer_not_after = bundle[0].2;
+    let serving_not_after = pki::certificates(&serving.cert)
+        .first()
+        .and_then(pki::not_after)
+        .unwrap_or(now);
+    // A serving certificate is due at the start of its rotation window, unless its renewal waits
+    // for the new CA to be trusted: then time alone changes nothing before it expires (the caller
+    // knows when the trust comes). Its window start is already past then, and counting it would
+    // make every pass due at once, back to back, until the trust delay is over.
+    let serving_due = if waiting_for_trust {
+        serving_not_after
+    } else {
+        serving_not_after
+            .checked_sub(policy.cert_rotation_window)
+            .unwrap_or(now)
+    };
+    bundle
+        .iter()
+        .map(|(_, _, not_after)| *not_after)
+        .chain([
+            signer_not_after
+                .checked_sub(policy.ca_rotation_window)
+                .unwrap_or(now),
+            serving_due,
+        ])
+        .min()
+        .unwrap_or(now)
+        .max(now)
 }
 
 /// Whether a certificate that expires at `not_after` is within `window` of it at `now`.

@@ -204,20 +204,7 @@ fn changes(
         };
         out.insert(path, change);
     }
-    // The vendored crates become the new release's, whole: their files written, files of the old
-    // ones that they lack deleted.
-    for (path, text) in scaffolds
-        .upgrade
-        .iter()
-        .filter(|(p, _)| runtime_crate::owns(p))
-    {
-        out.insert(path.clone(), Change::Write(text.clone()));
-    }
-    for path in user.keys().filter(|p| runtime_crate::owns(p)) {
-        if !scaffolds.upgrade.contains_key(path) {
-            out.insert(path.clone(), Change::Delete);
-        }
-    }
+    replace_vendored_crates(&mut out, scaffolds, user);
     out.insert(
         project::FILE.into(),
         Change::Write(with_version(project, &versions.to)),
@@ -232,6 +219,27 @@ fn changes(
     });
     report.restored.sort();
     Ok((out, report))
+}
+
+/// The vendored crates become the new release's, whole: their files written, files of the old
+/// ones that they lack deleted.
+fn replace_vendored_crates(
+    out: &mut BTreeMap<String, Change>,
+    scaffolds: &Scaffolds,
+    user: &BTreeMap<String, String>,
+) {
+    for (path, text) in scaffolds
+        .upgrade
+        .iter()
+        .filter(|(p, _)| runtime_crate::owns(p))
+    {
+        out.insert(path.clone(), Change::Write(text.clone()));
+    }
+    for path in user.keys().filter(|p| runtime_crate::owns(p)) {
+        if !scaffolds.upgrade.contains_key(path) {
+            out.insert(path.clone(), Change::Delete);
+        }
+    }
 }
 
 /// PROJECT with the user's records and `version` as its cliVersion.

@@ -101,60 +101,8 @@ impl Store {
             }
         };
         if scope != Scope::Status {
-            let expected = format!(
-                "{}.{}",
-                object["spec"]["names"]["plural"]
-                    .as_str()
-                    .unwrap_or_default(),
-                object["spec"]["group"].as_str().unwrap_or_default()
-            );
-            if name != expected {
-                return Err(invalid(format!(
-                    "metadata.name: Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"
-                )));
-            }
-            let crd: CustomResourceDefinition = serde_json::from_value(object.clone())
-                .map_err(|error| ApiError::bad_request(error.to_string()))?;
-            for served in Kind::from_crd(&crd) {
-                let index = crd
-                    .spec
-                    .versions
-                    .iter()
-                    .position(|v| v.name == served.version);
-                if let Some(schema) = served.schema {
-                    Schema::new(schema).map_err(|error| {
-                        invalid(format!(
-                            "spec.versions[{}].schema.openAPIV3Schema: Invalid value: {error}",
-                            index.unwrap_or_default()
-                        ))
-                    })?;
-                }
-            }
-            if live.is_none() {
-                // A new CRD: its status is the server's, whatever the request said.
-                object["status"] = json!({
-                    "acceptedNames": object["spec"]["names"],
-                    "conditions": [
-                        { "type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                          "message": "no conflicts found", "lastTransitionTime": super::now() },
-                        { "type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                          "message": "the initial names have been accepted",
-                          "lastTransitionTime": super::now() },
-                    ],
-                    "storedVersions": [],
-                });
-            }
-            // The storage version of every spec written is stored from now on.
-            if !stored_versions(object).contains(&storage.as_str()) {
-                let status = super::object_field(object, "status");
-                let stored = status.entry("storedVersions").or_insert_with(|| json!([]));
-                if !stored.is_array() {
-                    *stored = json!([]);
-                }
-                if let Some(stored) = stored.as_array_mut() {
-                    stored.push(json!(storage));
-                }
-            }
+            check_spec(kind, &name, object)?;
+            spec_written(object, live.is_none(), &storage);
         }
         let stored = stored_versions(object);
         if scope == Scope::Status && stored.is_empty() {
@@ -203,6 +151,72 @@ impl Store {
         for kind in served {
             // Cannot fail: `prepare_crd` compiled the schemas.
             let _ = self.register(kind);
+        }
+    }
+}
+
+/// What the API server checks of a CRD's spec (`object`, of `kind`, named `name`): its name is
+/// `<plural>.<group>`, and the schema of each version is one it can serve (its CEL rules
+/// compile).
+fn check_spec(kind: &Kind, name: &str, object: &Value) -> Result<(), ApiError> {
+    let invalid = |why: String| ApiError::invalid(kind, name, &why);
+    let expected = format!(
+        "{}.{}",
+        object["spec"]["names"]["plural"]
+            .as_str()
+            .unwrap_or_default(),
+        object["spec"]["group"].as_str().unwrap_or_default()
+    );
+    if name != expected {
+        return Err(invalid(format!(
+            "metadata.name: Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"
+        )));
+    }
+    let crd: CustomResourceDefinition = serde_json::from_value(object.clone())
+        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    for served in Kind::from_crd(&crd) {
+        let index = crd
+            .spec
+            .versions
+            .iter()
+            .position(|v| v.name == served.version);
+        if let Some(schema) = served.schema {
+            Schema::new(schema).map_err(|error| {
+                invalid(format!(
+                    "spec.versions[{}].schema.openAPIV3Schema: Invalid value: {error}",
+                    index.unwrap_or_default()
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// What a write of a CRD's spec (`object`; `new` when it creates the CRD) does to its status:
+/// a new CRD's status is the server's, whatever the request said, and the storage version of
+/// every spec written is stored from then on.
+fn spec_written(object: &mut Value, new: bool, storage: &str) {
+    if new {
+        object["status"] = json!({
+            "acceptedNames": object["spec"]["names"],
+            "conditions": [
+                { "type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+                  "message": "no conflicts found", "lastTransitionTime": super::now() },
+                { "type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                  "message": "the initial names have been accepted",
+                  "lastTransitionTime": super::now() },
+            ],
+            "storedVersions": [],
+        });
+    }
+    if !stored_versions(object).contains(&storage) {
+        let status = super::object_field(object, "status");
+        let stored = status.entry("storedVersions").or_insert_with(|| json!([]));
+        if !stored.is_array() {
+            *stored = json!([]);
+        }
+        if let Some(stored) = stored.as_array_mut() {
+            stored.push(json!(storage));
         }
     }
 }

@@ -1,0 +1,61 @@
+//! A [`Runner`](super::Runner)'s controller with `--sharding` ([`crate::sharding`]): it watches
+//! and caches this member's objects only, a drain label on one of them reconciles it, and then
+//! the object is handed over instead of reconciled; the elected replica assigns the objects of
+//! its kind to the members.
+
+use std::sync::Arc;
+
+use kube::Client;
+use kube::runtime::controller::Action;
+use kube::runtime::watcher;
+
+use super::context::Scope;
+use super::watches::Change;
+use crate::cache::Cacheable;
+use crate::manager::Shared;
+use crate::sharding::{self, Sharding};
+
+/// The watcher configuration and the trigger of the controller `name` of `K` with `sharding`,
+/// from the ones it would have without; registers what the elected replica assigns.
+pub(super) fn setup<K>(
+    sharding: &Sharding,
+    name: &'static str,
+    shared: &Shared,
+    watcher_config: watcher::Config,
+    reconcile_on: Change<K>,
+) -> (watcher::Config, Change<K>)
+where
+    K: Cacheable,
+    K::Scope: Scope,
+{
+    let namespaces = &shared.watch_namespaces;
+    let apis =
+        <K::Scope as Scope>::apis::<kube::core::PartialObjectMeta<K>>(namespaces, &shared.client);
+    let client = shared.client.clone();
+    let api_in: sharding::assign::ApiIn<K> =
+        Arc::new(move |namespace| <K::Scope as Scope>::api_in::<K>(&client, namespace));
+    sharding.register(Box::new(move |assignment| {
+        Box::pin(sharding::assign::run(name, apis, api_in, assignment))
+    }));
+    (
+        sharding.restrict(watcher_config),
+        sharding::reconcile_on(reconcile_on),
+    )
+}
+
+/// Whether the object, as cached or as the controller last wrote it, is to leave this member.
+pub(super) fn is_leaving<K: Cacheable>(cached: &K, latest: &K) -> bool {
+    sharding::is_draining(cached) || sharding::is_draining(latest)
+}
+
+/// Hands `object` back to the elected replica, in its reconcile slot (see
+/// [`crate::sharding::acknowledge`]).
+pub(super) async fn hand_over<K>(client: &Client, controller: &str, object: &K) -> Action
+where
+    K: Cacheable,
+    K::Scope: Scope,
+{
+    let namespace = kube::Resource::meta(object).namespace.as_deref();
+    let api = <K::Scope as Scope>::api_in::<K>(client, namespace);
+    sharding::acknowledge(api, controller, object).await
+}
