@@ -58,6 +58,7 @@ pub mod e2e;
 pub mod envtest;
 pub mod fake;
 pub mod kubelet;
+pub mod proxy;
 pub mod webhook;
 
 use std::time::Duration;

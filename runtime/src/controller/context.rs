@@ -21,10 +21,12 @@ pub struct Context<S = ()> {
     /// Client for the Kubernetes API server: from the kubeconfig when run locally, from the pod's
     /// service account (with the permissions of `config/rbac/`) in the cluster.
     pub client: Client,
-    /// Publishes Events (`kubectl describe`, `kubectl events`) as this controller. Kept for the
-    /// controller's lifetime because it remembers recent Events: a repeated Event becomes a count
-    /// on the first one instead of a new object. The runtime's [`Recorder`], which remembers at
-    /// most 4,096 of them, rather than kube's, which remembers every Event of the last 6 minutes.
+    /// Publishes Events (`kubectl describe`, `kubectl events`) as this controller, off the
+    /// workers' path. Kept for the controller's lifetime because it remembers recent Events: a
+    /// repeated Event becomes a count on the first one instead of a new object. The runtime's
+    /// [`Recorder`], which queues Events for a sender of their own and remembers at most 4,096
+    /// of them, rather than kube's, which sends each in the reconcile and remembers every Event
+    /// of the last 6 minutes.
     pub recorder: Recorder,
     /// The controller's name: its logs' `controller` field, its Events' `reportingController`,
     /// and the field manager of its server-side applies.
@@ -139,6 +141,12 @@ impl<S> Context<S> {
     /// them (the Kubernetes API conventions ask controllers to force). Fields the controller
     /// applied before but leaves out now are removed, so apply every field you own every time.
     ///
+    /// Nothing is sent when the status of `object` already has every field of `status` with
+    /// the same value ([`is_applied`](super::is_applied)): `object` itself is returned. So a
+    /// reconcile that finds nothing changed writes nothing, and a write never triggers another
+    /// reconciliation for nothing. (Like [`Context::apply_owned`], it cannot see a field applied
+    /// before and left out now, which the apply would remove.)
+    ///
     /// The object returned is remembered until the cache has it ([`Context::wrote`]): a
     /// reconciliation that starts before then sees the status written, and does not write it
     /// again.
@@ -147,6 +155,10 @@ impl<S> Context<S> {
         K: Cacheable,
         K::Scope: Scope,
     {
+        let current = serde_json::to_value(object).map(|mut object| object["status"].take());
+        if current.is_ok_and(|current| super::is_applied(&current, &status)) {
+            return Ok(object.clone());
+        }
         let api =
             <K::Scope as Scope>::api_in::<K>(&self.client, object.meta().namespace.as_deref());
         let patch = json!({
@@ -167,8 +179,11 @@ impl<S> Context<S> {
     /// events` show it. `reason` is a short UpperCamelCase word (`Created`, `Scaled`), `action`
     /// what the controller did or failed to do (`Reconcile`), `note` a sentence for humans.
     ///
-    /// Like controller-runtime's recorder, a failure to publish is logged, not returned: an Event
-    /// is worth less than the reconcile that reports it.
+    /// In a controller run by the [`Runner`](super::Runner) this does not wait for the API
+    /// server: the Event is queued and sent by the controller's recorder beside the workers, and
+    /// a repeat of a recent Event becomes a count on it (see [`Recorder`]). Like
+    /// controller-runtime's recorder, it never fails a reconcile: a failure to publish is logged.
+    /// In a context from [`Context::new`] (tests), the Event is sent before this returns.
     pub async fn publish<K>(
         &self,
         object: &K,
@@ -186,15 +201,7 @@ impl<S> Context<S> {
             action: action.to_owned(),
             secondary: None,
         };
-        if let Err(error) = self.recorder.publish(&event, &object.object_ref(&())).await {
-            let error = &error as &dyn std::error::Error;
-            tracing::warn!(
-                controller = self.name,
-                error,
-                reason,
-                "cannot publish an Event"
-            );
-        }
+        self.recorder.publish(&event, &object.object_ref(&())).await;
     }
 }
 

@@ -90,7 +90,10 @@ type AddWatch<K> = Box<dyn Fn(&Client, Option<&str>, bool) -> Watch<K> + Send>;
 ///   that write yet, so that it does not do again what it has just done; the same for the
 ///   objects it applies with [`Context::apply_owned`];
 /// - caches without `managedFields` and the `kubectl apply` annotation ([`strip_for_cache`]);
-/// - on shutdown, reconciles in flight finish before the process exits.
+/// - Events ([`Context::publish`]) sent beside the workers, never in a reconcile (see
+///   [`Recorder`](super::events::Recorder));
+/// - on shutdown, reconciles in flight finish before the process exits, and the Events still
+///   queued are sent.
 pub struct Runner<'a, K: Cacheable> {
     name: &'static str,
     shared: &'a Shared,
@@ -412,13 +415,15 @@ where
         }
         let shared = self.shared.clone();
         let controllers = Controllers::new(self, reconcile, state);
+        // Events go out beside the workers, and those still queued at the end before it ends.
+        let recorder = controllers.context.recorder.clone();
         let apis = <K::Scope as Scope>::apis::<K>(&shared.watch_namespaces, &shared.client);
         let controllers = apis
             .into_iter()
             .enumerate()
             .map(|(index, api)| controllers.of_namespace(index, api))
             .collect();
-        join_controllers(controllers, shared.shutdown)
+        recorder.send_while(join_controllers(controllers, shared.shutdown))
     }
 }
 

@@ -138,36 +138,6 @@ impl Answer {
     }
 }
 
-/// A client whose API server answers every request with the request's own body (`201 Created`
-/// for a `POST`, `200 OK` otherwise), and the methods of the requests it got, in order: for the
-/// runtime's unit tests of what it writes, where the answer is what was written.
-#[cfg(test)]
-pub(crate) fn echo() -> (Client, std::sync::Arc<std::sync::Mutex<Vec<http::Method>>>) {
-    use std::sync::{Arc, Mutex};
-
-    use kube::client::Body;
-    let methods = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&methods);
-    let service = tower::service_fn(move |request: http::Request<Body>| {
-        let seen = Arc::clone(&seen);
-        async move {
-            let (parts, body) = request.into_parts();
-            seen.lock().unwrap().push(parts.method.clone());
-            let bytes = body.collect_bytes().await?;
-            let status = if parts.method == http::Method::POST {
-                http::StatusCode::CREATED
-            } else {
-                http::StatusCode::OK
-            };
-            let response = http::Response::builder()
-                .status(status)
-                .body(Body::from(bytes.to_vec()))?;
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(response)
-        }
-    });
-    (Client::new(service, "default"), methods)
-}
-
 #[cfg(test)]
 mod tests {
     use tokio::time::Instant;

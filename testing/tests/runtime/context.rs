@@ -42,6 +42,36 @@ async fn status_is_applied_as_the_controller() {
     assert_eq!(result.unwrap().metadata.name.as_deref(), Some("a"));
 }
 
+/// A status that the object has already is not sent again; another one is.
+#[tokio::test]
+async fn a_status_already_there_is_not_applied_again() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": { "name": "d", "namespace": "default" },
+        "status": { "availableReplicas": 2, "replicas": 2 },
+    }))
+    .unwrap();
+    let answer = deployment.clone();
+    let (results, ()) = reconcile_with(
+        |client| async move {
+            let ctx = Context::new(client, "tester", ());
+            let same = ctx.apply_status(&deployment, json!({ "availableReplicas": 2 }));
+            let same = same.await.is_ok();
+            let other = ctx.apply_status(&deployment, json!({ "availableReplicas": 3 }));
+            (same, other.await.is_ok())
+        },
+        |mut api_server| async move {
+            let url = "/apis/apps/v1/namespaces/default/deployments/d/status?&force=true&fieldManager=tester";
+            let call = api_server.expect(Method::PATCH, url).await;
+            assert_eq!(call.body["status"], json!({ "availableReplicas": 3 }));
+            call.ok(&answer);
+            api_server.expect_no_more_requests().await;
+        },
+    )
+    .await;
+    assert_eq!(results, (true, true));
+}
+
 /// Without a cache of the kind (a context from `Context::new`), `get` asks the API server.
 #[tokio::test]
 async fn without_a_cache_objects_are_read_from_the_api_server() {

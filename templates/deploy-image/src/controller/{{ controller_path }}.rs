@@ -73,10 +73,6 @@ const INSTANCE: &str = "app.kubernetes.io/instance";
 /// anything else.
 const RESYNC_PERIOD: Duration = Duration::from_secs(5 * 60);
 
-/// How long the status of a {{ kind }} whose Deployment was just created waits for its pods
-/// before it reports them unavailable; pods that become available sooner report at once.
-const FIRST_REPORT_AFTER: Duration = Duration::from_secs(10);
-
 /// Condition types that the controller sets in the status, with their reasons.
 const AVAILABLE: &str = "Available";
 const DEGRADED: &str = "Degraded";
@@ -287,11 +283,9 @@ async fn apply(object: &{{ kind }}, ctx: &Context<String>) -> Result<Action, Err
                 format!("Created Deployment {name} with {size} replicas"),
             )
             .await;
-            // A Deployment created just now has no pods yet. Rather than write that into the
-            // status (a write that the first available pods make stale seconds later), wait for
-            // them: they reconcile this {{ kind }} again when they become available, and if they
-            // are slow, the requeue reports how far they got.
-            return Ok(Action::requeue(FIRST_REPORT_AFTER));
+            // No pods yet: the status below says so at once ("0 of N available"), and the
+            // Deployment's watch reconciles this {{ kind }} again when they become available.
+            // Nothing to wait or retry for here: on a busy cluster the pods can take minutes.
         }
         Some(before) => {
             let before = before.spec.as_ref().and_then(|spec| spec.replicas).unwrap_or(1);
@@ -579,8 +573,8 @@ mod against_the_api_server {
         // available.
         let _deployments = cluster.simulate_deployments();
         create(&cluster, SAMPLE).await.expect("the API server accepts the sample of config/samples");
-        // The first reconciliation adds the finalizer and creates the Deployment; the next one
-        // (its pods are available) reports it.
+        // The first reconciliation adds the finalizer, creates the Deployment and reports its
+        // pods unavailable; the next one (they are available) reports them available.
         reconcile_sample(&cluster, controller_identity()).await.unwrap();
         let size = cluster.get::<{{ kind }}>(NAME).await.unwrap().spec.size;
         testing::eventually("the Deployment's pods are available", WAIT, || async {
@@ -829,10 +823,12 @@ mod tests {
             .collect()
     }
 
-    /// A new {{ kind }} first gets the finalizer, then its Deployment, in one reconciliation.
+    /// A new {{ kind }} first gets the finalizer, then its Deployment, then a status that says
+    /// its pods are not available yet, in one reconciliation: three writes, and no retry (the
+    /// Deployment's watch tells when the pods are available).
     #[tokio::test]
     async fn a_new_{{ kind_snake }}_gets_the_finalizer_then_its_deployment() {
-        let (result, ()) = reconcile_with(
+        let (result, conditions) = reconcile_with(
             |client| run({{ kind_snake }}(1, false), client),
             |mut api_server| async move {
                 let patch = api_server.expect(Method::PATCH, &format!("{OBJECT_URL}?")).await;
@@ -848,15 +844,22 @@ mod tests {
                 get.respond_error(StatusCode::NOT_FOUND, "NotFound");
                 expect_apply(&mut api_server, 1, &existing_deployment(1, 0)).await;
                 expect_event(&mut api_server, "Created").await;
+                let conditions = expect_status(&mut api_server).await;
                 api_server.expect_no_more_requests().await;
+                conditions
             },
         )
         .await;
-        assert_eq!(result.unwrap(), Action::requeue(FIRST_REPORT_AFTER));
+        assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
+        assert_eq!(conditions[AVAILABLE]["status"], "False");
+        assert_eq!(
+            conditions[AVAILABLE]["message"],
+            "Deployment test has 0 of 1 replicas available"
+        );
     }
 
     /// With the finalizer in place, a missing Deployment is created (or recreated, if someone
-    /// deleted it); the status waits for its pods.
+    /// deleted it), and the status reports its pods unavailable.
     #[tokio::test]
     async fn a_missing_deployment_is_created() {
         let (result, note) = reconcile_with(
@@ -866,16 +869,18 @@ mod tests {
                 get.respond_error(StatusCode::NOT_FOUND, "NotFound");
                 expect_apply(&mut api_server, 1, &existing_deployment(1, 0)).await;
                 let note = expect_event(&mut api_server, "Created").await;
+                let conditions = expect_status(&mut api_server).await;
+                assert_eq!(conditions[AVAILABLE]["reason"], REPLICAS_UNAVAILABLE);
                 api_server.expect_no_more_requests().await;
                 note
             },
         )
         .await;
-        assert_eq!(result.unwrap(), Action::requeue(FIRST_REPORT_AFTER));
+        assert_eq!(result.unwrap(), Action::requeue(RESYNC_PERIOD));
         assert_eq!(note, "Created Deployment test with 1 replicas");
     }
 
-    /// Pods that are slow to come are reported unavailable when the requeue comes.
+    /// Pods that are not available (yet) are reported unavailable.
     #[tokio::test]
     async fn unavailable_pods_are_reported() {
         let (result, conditions) = reconcile_with(
