@@ -8,7 +8,7 @@
 //! those is an error here, and the rest is still read.
 //!
 //! Only regular files are read ([`crate::files`]); the others are named by the
-//! [`super::file_kinds`] check and passed by here.
+//! `file_kinds` check and passed by here.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
