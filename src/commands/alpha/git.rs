@@ -88,11 +88,22 @@ pub struct Repo {
     _scratch: tempfile::TempDir,
 }
 
+/// Whether `git` runs here.
+pub fn check_git() -> Result<()> {
+    match Command::new("git").arg("--version").output() {
+        Ok(output) if output.status.success() => Ok(()),
+        _ => bail!(
+            "alpha update merges with `git merge-file`, and git was not found: install git and run \
+             it again"
+        ),
+    }
+}
+
 impl Repo {
     /// The repository of `dir`, which must be the top of a git work tree with a commit; its
     /// git commands run with `config`.
     pub fn open(dir: &Path, config: GitConfig) -> Result<Self> {
-        super::merge::check_git()?;
+        check_git()?;
         let top = config
             .git()
             .args(["rev-parse", "--show-toplevel"])

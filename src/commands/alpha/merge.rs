@@ -152,17 +152,6 @@ fn merge_text(
     }
 }
 
-/// Whether `git` runs here.
-pub fn check_git() -> Result<()> {
-    match Command::new("git").arg("--version").output() {
-        Ok(output) if output.status.success() => Ok(()),
-        _ => bail!(
-            "alpha update merges with `git merge-file`, and git was not found: install git and run \
-             it again"
-        ),
-    }
-}
-
 /// Whether `dir` is in a git work tree with uncommitted changes to tracked files (which an
 /// update could mix with its own); `false` outside git.
 pub fn has_uncommitted_changes(dir: &Path) -> Result<bool> {

@@ -42,17 +42,16 @@ pub fn build(rendered: &Rendered, chart: &str) -> Result<Chart> {
     let mut objects: Vec<&Value> = rendered.default.iter().collect();
     // The opt-in overlays, unless config/default has them already.
     for object in &rendered.optional {
-        if !objects
-            .iter()
-            .any(|o| kind_of(o) == kind_of(object) && name_of(o) == name_of(object))
-        {
+        if !objects.iter().any(|o| {
+            yaml::kind_of(o) == yaml::kind_of(object) && yaml::name_of(o) == yaml::name_of(object)
+        }) {
             objects.push(object);
         }
     }
     let Some(deployment) = objects
         .iter()
         .copied()
-        .find(|o| kind_of(o) == "Deployment" && manager::is_manager(o))
+        .find(|o| yaml::kind_of(o) == "Deployment" && manager::is_manager(o))
     else {
         bail!(
             "the manifests hold no manager Deployment (control-plane: controller-manager); the \
@@ -67,8 +66,8 @@ pub fn build(rendered: &Rendered, chart: &str) -> Result<Chart> {
 
     let mut templates: Vec<Template> = Vec::new();
     for object in objects {
-        let kind = kind_of(object);
-        let name = name_of(object);
+        let kind = yaml::kind_of(object);
+        let name = yaml::name_of(object);
         if kind == "Namespace" {
             // The release's namespace (`helm install --namespace … --create-namespace`).
             continue;
@@ -113,17 +112,17 @@ fn service_account<'a>(objects: &[&'a Value], deployment: &'a Value) -> Option<&
         .filter(|sa| {
             objects
                 .iter()
-                .any(|o| kind_of(o) == "ServiceAccount" && name_of(o) == *sa)
+                .any(|o| yaml::kind_of(o) == "ServiceAccount" && yaml::name_of(o) == *sa)
         })
 }
 
 /// What the project has: its kinds of objects in config/default, its manager's servers.
 fn features(rendered: &Rendered, deployment: &Value, service_account: bool) -> Features {
-    let in_default = |kind: &str| rendered.default.iter().any(|o| kind_of(o) == kind);
+    let in_default = |kind: &str| rendered.default.iter().any(|o| yaml::kind_of(o) == kind);
     let (ports, _, metrics_secure) = manager::servers(deployment);
     Features {
         webhooks: rendered.default.iter().any(|o| {
-            kind_of(o).ends_with("WebhookConfiguration") || conversion_webhook(o).is_some()
+            yaml::kind_of(o).ends_with("WebhookConfiguration") || conversion_webhook(o).is_some()
         }),
         cert_manager: rendered.default.iter().any(is_cert_manager),
         prometheus_by_default: in_default("ServiceMonitor"),
@@ -143,7 +142,7 @@ fn template(
     features: &Features,
     names: &Names,
 ) -> Result<String> {
-    let kind = kind_of(object);
+    let kind = yaml::kind_of(object);
     let mut value = object.clone();
     let mut doc = Doc::default();
     rbac::service_account_references(&mut doc, &mut value, names);
@@ -166,7 +165,7 @@ fn template(
         "Deployment" if area == "manager" => {
             manager::template(&mut doc, &mut value, features, names)?
         }
-        "ServiceAccount" if names.service_account() == Some(name_of(object)) => {
+        "ServiceAccount" if names.service_account() == Some(yaml::name_of(object)) => {
             rbac::service_account(&mut doc, &mut value)
         }
         "Service" | "NetworkPolicy" if area == "metrics" || short.contains("metrics") => {
@@ -182,17 +181,6 @@ fn template(
         rbac::namespaced(&mut doc, &mut value);
     }
     Ok(doc.text(&value))
-}
-
-pub fn kind_of(object: &Value) -> &str {
-    yaml::str_at(object, "kind").unwrap_or_default()
-}
-
-pub fn name_of(object: &Value) -> &str {
-    object
-        .get("metadata")
-        .and_then(|m| yaml::str_at(m, "name"))
-        .unwrap_or_default()
 }
 
 fn is_cert_manager(object: &Value) -> bool {
@@ -213,7 +201,7 @@ fn area(
     features: &Features,
     account: bool,
 ) -> (&'static str, Vec<&'static str>) {
-    let kind = kind_of(object);
+    let kind = yaml::kind_of(object);
     let metrics = short.contains("metrics");
     let webhook = short.contains("webhook");
     match kind {

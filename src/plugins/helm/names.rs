@@ -44,8 +44,8 @@ impl Names {
         let mut named: Vec<(String, String)> = Vec::new();
         if prefix == format!("{chart}-") {
             for object in objects {
-                let kind = super::chart::kind_of(object);
-                let name = super::chart::name_of(object);
+                let kind = super::yaml::kind_of(object);
+                let name = super::yaml::name_of(object);
                 if kind == "Namespace" || kind == "CustomResourceDefinition" {
                     continue;
                 }

@@ -10,10 +10,10 @@
 
 use serde_yaml::Value;
 
-use super::chart::{kind_of, name_of};
 use super::names::Names;
 use super::switches::RBAC_NAMESPACED;
 use super::yaml::{self, Doc, NAMESPACE};
+use super::yaml::{kind_of, name_of};
 
 /// Whether the cluster role or binding named `short` (without the prefix) becomes namespaced
 /// with `rbac.namespaced`.

@@ -97,7 +97,7 @@ fn from_file(root: &Path, file: &str) -> Result<(Vec<Value>, Option<String>, Str
         Err(err) => bail!("--manifests {file}: {err}"),
     };
     let objects = parse(&text).with_context(|| format!("--manifests {file} is not YAML"))?;
-    let kind_of = |o: &Value| super::chart::kind_of(o).to_string();
+    let kind_of = |o: &Value| super::yaml::kind_of(o).to_string();
     let group_of = |o: &Value| {
         let api = o
             .get("apiVersion")
@@ -134,7 +134,7 @@ fn from_file(root: &Path, file: &str) -> Result<(Vec<Value>, Option<String>, Str
         .and_then(|m| m.get("namespace"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let name = super::chart::name_of(manager);
+    let name = super::yaml::name_of(manager);
     let prefix = name
         .strip_suffix("controller-manager")
         .unwrap_or_default()

@@ -238,6 +238,19 @@ pub fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }
 
+/// The `kind` of a manifest's object (empty when it has none).
+pub fn kind_of(object: &Value) -> &str {
+    str_at(object, "kind").unwrap_or_default()
+}
+
+/// The `metadata.name` of a manifest's object (empty when it has none).
+pub fn name_of(object: &Value) -> &str {
+    object
+        .get("metadata")
+        .and_then(|m| str_at(m, "name"))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::built_in::types::{Ty, api_type};
+use super::api_types::{Ty, api_type};
 use super::typed::{self, Check};
 
 /// A kind that the fake API server serves, registered with

@@ -130,6 +130,7 @@
 //! strings (the crates for it are not dependencies of the runtime).
 
 mod admission;
+mod api_types;
 mod built_in;
 mod cel;
 mod cel_check;
@@ -146,7 +147,6 @@ mod names;
 mod patches;
 mod query;
 mod rbac;
-mod requests;
 mod schema;
 mod selector;
 mod store;

@@ -9,10 +9,23 @@
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 
-use super::built_in::types::Ty;
+use super::api_types::Ty;
 use super::errors::ApiError;
 use super::kinds::Kind;
-use super::store::Edit;
+
+/// A change to an existing object (or, for an apply, maybe a new one).
+pub(super) enum Edit {
+    /// `PUT`: the whole object.
+    Replace(Value),
+    /// A JSON merge patch (RFC 7386).
+    Merge(Value),
+    /// A strategic merge patch (built-in kinds only).
+    Strategic(Value),
+    /// A JSON patch (RFC 6902).
+    Json(json_patch::Patch),
+    /// A server-side apply.
+    Apply { config: Value, force: bool },
+}
 
 /// `live` with `edit` (a patch) applied.
 pub(super) fn apply(kind: &Kind, live: &Value, edit: Edit) -> Result<Value, ApiError> {

@@ -144,19 +144,7 @@ fn event_line(type_: &str, object: &Value) -> Bytes {
     Bytes::from(line)
 }
 
-/// A change to an existing object (or, for an apply, maybe a new one).
-pub(super) enum Edit {
-    /// `PUT`: the whole object.
-    Replace(Value),
-    /// A JSON merge patch (RFC 7386).
-    Merge(Value),
-    /// A strategic merge patch (built-in kinds only).
-    Strategic(Value),
-    /// A JSON patch (RFC 6902).
-    Json(json_patch::Patch),
-    /// A server-side apply.
-    Apply { config: Value, force: bool },
-}
+pub(super) use super::patches::Edit;
 
 /// Who writes, and how: what every write and create carries besides the object.
 #[derive(Clone, Debug)]
@@ -885,13 +873,13 @@ pub(super) fn strict_error(duplicates: &[String], unknown: &[String]) -> String 
 fn complete_leniently(kind: &Kind, enforcement: &Enforcement, object: &mut Value) -> Vec<String> {
     let mut unknown = Vec::new();
     if let Some(metadata) = object.get_mut("metadata") {
-        let meta = super::built_in::types::Ty::parse(OBJECT_META);
-        super::built_in::types::prune_unknown(meta, metadata, "metadata", &mut unknown);
+        let meta = super::api_types::Ty::parse(OBJECT_META);
+        super::api_types::prune_unknown(meta, metadata, "metadata", &mut unknown);
     }
     let built_in = kind.built_in_type();
     match (&enforcement.schema, built_in) {
         (Some(schema), _) => unknown.extend(schema.prune(object)),
-        (None, Some(ty)) => super::built_in::types::prune_unknown(ty, object, "", &mut unknown),
+        (None, Some(ty)) => super::api_types::prune_unknown(ty, object, "", &mut unknown),
         (None, None) => {}
     }
     if let Some(schema) = &enforcement.schema {
@@ -900,13 +888,13 @@ fn complete_leniently(kind: &Kind, enforcement: &Enforcement, object: &mut Value
     match built_in {
         Some(ty) => {
             super::built_in::defaults::apply(ty, object);
-            super::built_in::types::as_go_writes(ty, object);
+            super::api_types::as_go_writes(ty, object);
         }
         // Every kind's metadata is Go's ObjectMeta.
         None => {
             if let Some(metadata) = object.get_mut("metadata") {
-                let meta = super::built_in::types::Ty::parse(OBJECT_META);
-                super::built_in::types::as_go_writes(meta, metadata);
+                let meta = super::api_types::Ty::parse(OBJECT_META);
+                super::api_types::as_go_writes(meta, metadata);
             }
         }
     }

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 use super::{Options, Scaffolds, Versions, changes, plan};
 use crate::cli::AlphaUpdateArgs;
-use crate::commands::alpha::{merge, tree};
+use crate::commands::alpha::{git, merge, tree};
 use crate::scaffold;
 
 /// `--in-place`: the merge written into the project folder in one all-or-nothing step, then
@@ -19,7 +19,7 @@ pub(super) fn run(args: &AlphaUpdateArgs, options: &Options, dir: &Path) -> Resu
     let Some(versions) = Versions::of(args, &project)? else {
         return Ok(());
     };
-    merge::check_git()?;
+    git::check_git()?;
     if !args.force && merge::has_uncommitted_changes(dir)? {
         bail!(
             "the project has uncommitted changes: commit or stash them first, so that the update \

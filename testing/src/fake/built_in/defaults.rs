@@ -7,8 +7,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::super::api_types::Ty;
 use super::super::kinds::Kind;
-use super::types::Ty;
 
 type Defaulter = fn(&mut Map<String, Value>);
 

@@ -3,9 +3,6 @@
 //! validation it makes of them.
 
 // Generated one entry a line, as a table is read; rustfmt would spread each over ten.
-#[rustfmt::skip]
-mod api_types;
 pub(super) mod base64;
 pub(super) mod defaults;
-pub(super) mod types;
 pub(super) mod validation;

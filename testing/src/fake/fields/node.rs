@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::super::built_in::types::{ListType as BuiltInList, Ty};
+use super::super::api_types::{ListType as BuiltInList, Ty};
 use super::super::kinds::{Kind, ListType};
 
 /// The type of `ObjectMeta`, which CRD schemas leave out.

@@ -16,6 +16,15 @@ pub(super) fn is_namespace(kind: &Kind) -> bool {
     (kind.group.as_str(), kind.plural.as_str()) == ("", "namespaces")
 }
 
+/// Where Namespaces are.
+pub(super) fn namespaces() -> ResourceKey {
+    ResourceKey {
+        group: String::new(),
+        version: "v1".to_owned(),
+        plural: "namespaces".to_owned(),
+    }
+}
+
 impl Store {
     /// A client's delete of a namespace: marked `Terminating` (answered as such), then emptied.
     pub(super) fn delete_namespace(
@@ -68,7 +77,7 @@ impl Store {
 
     /// Removes the namespace `namespace` if it is terminating and holds nothing any more.
     pub(super) fn release_namespace(&mut self, namespace: &str) {
-        let namespaces = super::writes::namespaces();
+        let namespaces = namespaces();
         let key = (String::new(), namespace.to_owned());
         let terminating = self
             .stored(&namespaces, &key)

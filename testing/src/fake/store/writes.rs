@@ -101,7 +101,10 @@ impl Store {
                 metadata.insert("namespace".into(), json!(namespace));
             }
         }
-        match self.stored(&namespaces(), &object_key(None, namespace)) {
+        match self.stored(
+            &super::namespaces::namespaces(),
+            &object_key(None, namespace),
+        ) {
             None => Err(ApiError::namespace_not_found(namespace)),
             Some(stored) if stored.value["metadata"]["deletionTimestamp"].is_string() => {
                 Err(ApiError::terminating_namespace(kind, namespace))
@@ -113,7 +116,7 @@ impl Store {
     /// Creates the namespace `namespace` if there is none, as the API server's own write (the
     /// namespaces every cluster has, and those of the fake's `put`).
     pub(in super::super) fn ensure_namespace(&mut self, namespace: &str) {
-        let resource = namespaces();
+        let resource = super::namespaces::namespaces();
         if self
             .stored(&resource, &object_key(None, namespace))
             .is_some()
@@ -173,7 +176,7 @@ impl Store {
     fn empty_object(&self, kind: &Kind) -> Value {
         let mut object = json!({ "apiVersion": kind.api_version(), "kind": kind.kind });
         if let Some(ty) = kind.built_in_type() {
-            super::super::built_in::types::as_go_writes(ty, &mut object);
+            super::super::api_types::as_go_writes(ty, &mut object);
         }
         object
     }
@@ -447,15 +450,6 @@ impl Store {
     }
 }
 
-/// Where Namespaces are.
-pub(super) fn namespaces() -> ResourceKey {
-    ResourceKey {
-        group: String::new(),
-        version: "v1".to_owned(),
-        plural: "namespaces".to_owned(),
-    }
-}
-
 /// What the kind's strategy does to a new object: its status (of a status subresource)
 /// cleared, its generation started.
 fn prepare_create(kind: &Kind, strategy: &Strategy, scope: Scope, object: &mut Value) {
@@ -467,7 +461,7 @@ fn prepare_create(kind: &Kind, strategy: &Strategy, scope: Scope, object: &mut V
         // A built-in kind's status starts empty (Go writes `{}`), or as its strategy says.
         if let Some(ty) = kind.built_in_type() {
             super::super::built_in::defaults::prepare_create(kind, object);
-            super::super::built_in::types::as_go_writes(ty, object);
+            super::super::api_types::as_go_writes(ty, object);
         }
     }
     if strategy.has_generation() {

@@ -1,6 +1,8 @@
 //! The HTTP side of the fake API server: the URLs and query parameters that kube's client
 //! sends, the answers it expects, and watch streams (one JSON event per line).
 
+mod requests;
+
 use std::io;
 
 use axum::body::{Body, Bytes};
@@ -14,10 +16,10 @@ use super::errors::ApiError;
 use super::kinds::{Kind, ResourceKey};
 use super::query::Query;
 use super::rbac::{Attributes, Identity};
-use super::requests::{self, Incoming};
 use super::selector::Selector;
 use super::store::{Filter, Store};
 use super::{Denial, Inner, RecordedRequest, Verb};
+use requests::Incoming;
 
 /// Answers one request of a [`kube::Client`] of `identity`, or fails it like a connection that
 /// cannot be made while the server is unavailable.

@@ -9,14 +9,14 @@ use http::{HeaderMap, Method, StatusCode, header};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::admission::User;
-use super::decode;
-use super::errors::{ApiError, go_quote};
-use super::fields::Scope;
-use super::http::{Reply, Route, filter};
-use super::kinds::Kind;
-use super::query::{self, FieldValidation, Options, Query, WriteOptions};
-use super::store::{Caller, Edit, Since, Store, Write};
+use super::super::admission::User;
+use super::super::decode;
+use super::super::errors::{ApiError, go_quote};
+use super::super::fields::Scope;
+use super::super::kinds::Kind;
+use super::super::query::{self, FieldValidation, Options, Query, WriteOptions};
+use super::super::store::{Caller, Edit, Since, Store, Write};
+use super::{Reply, Route, filter};
 
 const JSON_PATCH: &str = "application/json-patch+json";
 const MERGE_PATCH: &str = "application/merge-patch+json";

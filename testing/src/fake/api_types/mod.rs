@@ -2,42 +2,45 @@
 //! generated from Kubernetes' OpenAPI schemas and Go types), and a walk of an object along them:
 //! which type a field has, how a list merges, which fields Go writes even when empty.
 
+#[rustfmt::skip]
+mod table;
+
 use serde_json::Value;
 
-use super::api_types::API_TYPES;
+use table::API_TYPES;
 
 /// One type of the table (an OpenAPI definition: `io.k8s.api.core.v1.Container`).
-pub(in super::super) struct ApiType {
-    pub(in super::super) name: &'static str,
+pub(super) struct ApiType {
+    pub(super) name: &'static str,
     /// `x-kubernetes-map-type: atomic`: replaced as a whole by merges and applies
     /// (`LabelSelector`).
-    pub(in super::super) atomic: bool,
+    pub(super) atomic: bool,
     /// Sorted by name.
-    pub(in super::super) fields: &'static [ApiField],
+    pub(super) fields: &'static [ApiField],
 }
 
 /// One field of a type.
-pub(in super::super) struct ApiField {
-    pub(in super::super) name: &'static str,
+pub(super) struct ApiField {
+    pub(super) name: &'static str,
     /// The field's type: a type of the table, `[]<type>`, `map[]<type>`, or a scalar (`string`,
     /// `integer`, `boolean`, `number`, `object`).
-    pub(in super::super) ty: &'static str,
+    pub(super) ty: &'static str,
     /// How a list merges (server-side apply, managed fields).
-    pub(in super::super) list: ListType,
+    pub(super) list: ListType,
     /// How a strategic merge patch merges the field.
-    pub(in super::super) patch: Patch,
+    pub(super) patch: Patch,
     /// `x-kubernetes-map-type: atomic` on the field.
-    pub(in super::super) atomic: bool,
+    pub(super) atomic: bool,
     /// What Go writes for the field when it is empty, if it writes it at all.
-    pub(in super::super) zero: Option<Zero>,
+    pub(super) zero: Option<Zero>,
     /// Whether Go leaves the field out when it is empty (`omitempty` on a list, a map, a
     /// string, a number or a boolean).
-    pub(in super::super) omit_empty: bool,
+    pub(super) omit_empty: bool,
 }
 
 /// How server-side apply merges a list.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(in super::super) enum ListType {
+pub(super) enum ListType {
     /// Replaced as a whole, owned as one field.
     Atomic,
     /// A map keyed by these fields of its items (`x-kubernetes-list-type: map`, or the strategic
@@ -49,18 +52,18 @@ pub(in super::super) enum ListType {
 
 /// How a strategic merge patch treats a field (`x-kubernetes-patch-strategy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in super::super) struct Patch {
+pub(super) struct Patch {
     /// `merge`: a list merged item by item (by `key`, or as a set of scalars without one).
-    pub(in super::super) merge: bool,
+    pub(super) merge: bool,
     /// `x-kubernetes-patch-merge-key`, or `""`.
-    pub(in super::super) key: &'static str,
+    pub(super) key: &'static str,
     /// `retainKeys`: the fields of the object the patch does not name are cleared.
-    pub(in super::super) retain_keys: bool,
+    pub(super) retain_keys: bool,
 }
 
 /// What Go's encoding/json writes for a field whose value is empty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in super::super) enum Zero {
+pub(super) enum Zero {
     Null,
     /// A struct: `{}`, with its own fields that Go writes.
     Object,
@@ -70,7 +73,7 @@ pub(in super::super) enum Zero {
 }
 
 /// The type of the table named `name`.
-pub(in super::super) fn api_type(name: &str) -> Option<&'static ApiType> {
+pub(super) fn api_type(name: &str) -> Option<&'static ApiType> {
     API_TYPES
         .binary_search_by(|api_type| api_type.name.cmp(name))
         .ok()
@@ -78,7 +81,7 @@ pub(in super::super) fn api_type(name: &str) -> Option<&'static ApiType> {
 }
 
 impl ApiType {
-    pub(in super::super) fn field(&self, name: &str) -> Option<&'static ApiField> {
+    pub(super) fn field(&self, name: &str) -> Option<&'static ApiField> {
         self.fields
             .binary_search_by(|field| field.name.cmp(name))
             .ok()
@@ -88,7 +91,7 @@ impl ApiType {
 
 /// A field's type, read from its expression.
 #[derive(Clone, Copy)]
-pub(in super::super) enum Ty {
+pub(super) enum Ty {
     /// A type of the table.
     Named(&'static ApiType),
     /// A list of items of the inner expression.
@@ -117,7 +120,7 @@ impl PartialEq for Ty {
 }
 
 impl Ty {
-    pub(in super::super) fn parse(expression: &'static str) -> Ty {
+    pub(super) fn parse(expression: &'static str) -> Ty {
         if let Some(items) = expression.strip_prefix("[]") {
             Ty::List(items)
         } else if let Some(values) = expression.strip_prefix("map[]") {
@@ -129,7 +132,7 @@ impl Ty {
 
     /// The type of a child of a value of this type: a field of an object, a value of a map,
     /// an item of a list (`key` is `None`).
-    pub(in super::super) fn child(self, key: Option<&str>) -> Ty {
+    pub(super) fn child(self, key: Option<&str>) -> Ty {
         match (self, key) {
             (Ty::Named(api_type), Some(key)) => api_type
                 .field(key)
@@ -141,7 +144,7 @@ impl Ty {
     }
 
     /// Whether `key` is a declared field of this type (not an entry of a map).
-    pub(in super::super) fn declares(self, key: &str) -> bool {
+    pub(super) fn declares(self, key: &str) -> bool {
         matches!(self, Ty::Named(api_type) if api_type.field(key).is_some())
     }
 }
@@ -150,7 +153,7 @@ impl Ty {
 /// empty fields Go writes added (`"creationTimestamp": null` in a pod template's metadata,
 /// `"resources": {}` in a container, `"status": {}`), those it leaves out when empty removed
 /// (`"labels": {}`, `"data": {}`, `"x-kubernetes-validations": []`).
-pub(in super::super) fn as_go_writes(ty: Ty, value: &mut Value) {
+pub(super) fn as_go_writes(ty: Ty, value: &mut Value) {
     match (ty, value) {
         (Ty::Named(api_type), Value::Object(fields)) => {
             fields.retain(|key, value| {
@@ -207,12 +210,7 @@ fn zero_value(zero: Zero) -> Value {
 /// Removes the fields of `value` (of type `ty`, at `path`) that its type does not declare, as
 /// Go's decoder drops them, and returns their paths (`spec.colour`). Types without declared
 /// fields (free-form JSON, raw extensions) keep everything.
-pub(in super::super) fn prune_unknown(
-    ty: Ty,
-    value: &mut Value,
-    path: &str,
-    pruned: &mut Vec<String>,
-) {
+pub(super) fn prune_unknown(ty: Ty, value: &mut Value, path: &str, pruned: &mut Vec<String>) {
     let child_path = |key: &str| {
         if path.is_empty() {
             key.to_owned()
