@@ -109,6 +109,23 @@ fn check_one_group(old: &Project) -> Result<()> {
             );
         }
     }
+    // Another project's group is a module in the multigroup layout too (PROJECT's validation
+    // asks the same of it).
+    for r in old.resources.iter().filter(|r| r.external) {
+        let domain = if r.domain.is_empty() {
+            &old.domain
+        } else {
+            &r.domain
+        };
+        Group::parse_foreign(&r.group, domain)?
+            .check_module()
+            .map_err(|err| {
+                anyhow::anyhow!(
+                    "cannot move to the multigroup layout: {err} (the group of the external kind {})",
+                    r.kind
+                )
+            })?;
+    }
     if let Some(group) = own_groups.first() {
         Group::parse(group, &old.domain)?
             .check_module()
