@@ -463,14 +463,16 @@ where
         let workers = max_concurrent_reconciles.unwrap_or(shared.max_concurrent_reconciles);
         let primary = caches.register::<K>();
         let mut context = Context::with_caches(shared.client.clone(), name, state, caches);
+        context.shard = (shared.sharding.as_ref()).map(|sharding| sharding.member().to_owned());
         // With `--sharding`: this member's objects only, a drain label reconciles (to hand the
         // object over), and the elected replica assigns the objects of `K` to the members.
         let (watcher_config, reconcile_on) = match &shared.sharding {
+            // Never set without the `sharding` feature (the manager refuses `--sharding`).
+            #[cfg(feature = "sharding")]
             Some(sharding) => {
-                context.shard = Some(sharding.member().to_owned());
                 sharded::setup::<K>(sharding, name, shared, watcher_config, reconcile_on)
             }
-            None => (watcher_config, reconcile_on),
+            _ => (watcher_config, reconcile_on),
         };
         let reconciler = Reconciler {
             name,

@@ -3,27 +3,24 @@
 //! the object is handed over instead of reconciled; the elected replica assigns the objects of
 //! its kind to the members.
 
-use std::sync::Arc;
-
 use kube::Client;
 use kube::runtime::controller::Action;
-use kube::runtime::watcher;
 
 use super::context::Scope;
-use super::watches::Change;
 use crate::cache::Cacheable;
-use crate::manager::Shared;
-use crate::sharding::{self, Sharding};
+use crate::sharding;
 
 /// The watcher configuration and the trigger of the controller `name` of `K` with `sharding`,
-/// from the ones it would have without; registers what the elected replica assigns.
+/// from the ones it would have without; registers what the elected replica assigns. With the
+/// `sharding` feature only: without it the manager never runs sharded.
+#[cfg(feature = "sharding")]
 pub(super) fn setup<K>(
-    sharding: &Sharding,
+    sharding: &sharding::Sharding,
     name: &'static str,
-    shared: &Shared,
-    watcher_config: watcher::Config,
-    reconcile_on: Change<K>,
-) -> (watcher::Config, Change<K>)
+    shared: &crate::manager::Shared,
+    watcher_config: kube::runtime::watcher::Config,
+    reconcile_on: super::watches::Change<K>,
+) -> (kube::runtime::watcher::Config, super::watches::Change<K>)
 where
     K: Cacheable,
     K::Scope: Scope,
@@ -33,7 +30,7 @@ where
         <K::Scope as Scope>::apis::<kube::core::PartialObjectMeta<K>>(namespaces, &shared.client);
     let client = shared.client.clone();
     let api_in: sharding::assign::ApiIn<K> =
-        Arc::new(move |namespace| <K::Scope as Scope>::api_in::<K>(&client, namespace));
+        std::sync::Arc::new(move |namespace| <K::Scope as Scope>::api_in::<K>(&client, namespace));
     sharding.register(Box::new(move |assignment| {
         Box::pin(sharding::assign::run(name, apis, api_in, assignment))
     }));

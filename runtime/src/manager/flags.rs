@@ -152,7 +152,7 @@ pub struct Flags {
     pub webhook_certs: WebhookCerts,
 
     /// With --webhook-certs=self-signed: the Secret that holds the certificates.
-    #[arg(long, value_name = "NAME", default_value = crate::webhook::certs::DEFAULT_SECRET_NAME, env = "WEBHOOK_CERT_SECRET")]
+    #[arg(long, value_name = "NAME", default_value = crate::webhook::SELF_SIGNED_SECRET_NAME, env = "WEBHOOK_CERT_SECRET")]
     pub webhook_cert_secret: String,
 
     /// With --webhook-certs=self-signed: the namespace of that Secret. Defaults to the pod's
@@ -226,7 +226,7 @@ pub struct Flags {
     /// temporary webhook configurations and CRD conversion webhooks that call the URL, and
     /// removes them on exit. Not with --webhook-certs=self-signed.
     #[arg(long, value_name = "URL", env = "WEBHOOK_URL")]
-    pub webhook_url: Option<crate::webhook::local::WebhookUrl>,
+    pub webhook_url: Option<crate::webhook::WebhookUrl>,
 
     /// How many objects each controller may reconcile at the same time (never the same object
     /// twice at once).
@@ -635,6 +635,7 @@ mod kubebuilder_compatibility {
         assert!(error.to_string().contains("https only"), "{error}");
     }
 
+    #[cfg(feature = "webhooks")]
     #[test]
     fn self_signed_webhook_certificates() {
         use crate::webhook::certs::Settings;

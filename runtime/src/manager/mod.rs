@@ -37,19 +37,23 @@
 pub mod backoff;
 pub mod client;
 pub mod election;
+mod features;
 pub mod flags;
 pub mod health;
 pub mod leader;
+#[cfg(feature = "webhooks")]
 #[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
 pub mod local_webhooks;
 pub mod logging;
 pub mod namespaces;
+#[cfg(feature = "sharding")]
 pub mod ring;
 pub mod runnables;
 pub mod servers;
 pub mod settings;
 mod shared;
 pub mod shutdown;
+#[cfg(feature = "migration")]
 pub mod storage_migrations;
 pub mod webhooks;
 
@@ -60,18 +64,16 @@ pub use crate::metrics;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context as _, anyhow};
+use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
-use crate::migration::{self, StorageMigration};
+use crate::migration::StorageMigration;
 use crate::webhook::Webhook;
 pub use flags::{Flags, WebhookCerts};
-use ring::Membership;
 use runnables::{Gates, Runnables, Task};
 use settings::Settings;
 pub use shared::{Runnable, RunnableFuture, Shared};
-use storage_migrations::StorageMigrations;
 
 /// How long the controllers and servers get to finish their work after shutdown starts, like
 /// controller-runtime's default `GracefulShutdownTimeout`. Kubernetes kills the pod anyway after its
@@ -160,19 +162,22 @@ impl Manager {
     /// taken, no namespace for the leader Lease out of a cluster), when a controller or server
     /// fails or stops on its own, when leadership is lost (then without waiting for reconciles in
     /// flight, since another replica may already be reconciling), or when shutdown takes longer
-    /// than [`GRACEFUL_SHUTDOWN_TIMEOUT`].
+    /// than [`GRACEFUL_SHUTDOWN_TIMEOUT`], or when the flags ask for what this build of the
+    /// runtime left out (a feature that is off: `--sharding`, `--webhook-certs=self-signed`…).
     pub async fn try_run(mut self) -> anyhow::Result<()> {
-        let options = migration::Options {
-            writes_per_second: self.flags.storage_migration_qps,
-            ..migration::Options::default()
-        };
         let migrations = std::mem::take(&mut self.storage_migrations);
-        if self.flags.migrate_storage_versions_and_exit {
-            return migrate_and_exit(&self.flags, &migrations, &options).await;
-        }
-        if self.flags.migrate_storage_versions && !migrations.is_empty() {
-            let migrations = StorageMigrations::new(migrations, options);
-            self.runnables.push(Box::new(migrations));
+        let registered = features::Registered {
+            storage_migrations: !migrations.is_empty(),
+        };
+        features::check(&self.flags, &registered)?;
+        #[cfg(feature = "migration")]
+        {
+            if self.flags.migrate_storage_versions_and_exit {
+                return storage_migrations::migrate_and_exit(&self.flags, &migrations).await;
+            }
+            if let Some(runnable) = storage_migrations::at_startup(&self.flags, migrations) {
+                self.runnables.push(Box::new(runnable));
+            }
         }
         // Everything stops when this token is cancelled: on a signal, or when a runnable fails.
         let shutdown = CancellationToken::new();
@@ -201,8 +206,9 @@ impl Manager {
         // The servers and the webhooks first: what fails to bind or to set up fails the startup.
         runnables.extend(servers::tasks(&self.flags, &settings, &shared).await?);
         runnables.extend(webhooks::tasks(&self.flags, &shared, self.webhooks).await?);
+        #[cfg(feature = "sharding")]
         let ring = match (&settings.sharding, &settings.leader_election) {
-            (Some(sharding), Some(config)) => Some(Membership::new(
+            (Some(sharding), Some(config)) => Some(ring::Membership::new(
                 sharding.clone(),
                 config.clone(),
                 shared.shutdown.clone(),
@@ -221,15 +227,18 @@ impl Manager {
         );
         for controller in &self.controllers {
             let task = Task::of_project(controller.as_ref(), &shared);
-            runnables.add(match &ring {
+            #[cfg(feature = "sharding")]
+            let task = match &ring {
                 Some(ring) => ring.decorate(task),
                 None => task,
-            });
+            };
+            runnables.add(task);
         }
         for runnable in &self.runnables {
             runnables.add(Task::of_project(runnable.as_ref(), &shared));
         }
         // After the controllers' setup, which registers what the elected replica assigns.
+        #[cfg(feature = "sharding")]
         if let Some(ring) = &ring {
             runnables.extend(ring.tasks(&shared, &gates));
         }
@@ -237,23 +246,5 @@ impl Manager {
         // only waits for their caches.
         shared.readiness.mark_started();
         runnables.run().await
-    }
-}
-
-/// `--migrate-storage-versions-and-exit`: runs the storage migrations once, without leader
-/// election (a Job runs alone, and a leader migrating at the same time is harmless: both write
-/// the same objects unchanged), and stops on SIGINT or SIGTERM.
-async fn migrate_and_exit(
-    flags: &Flags,
-    migrations: &[StorageMigration],
-    options: &migration::Options,
-) -> anyhow::Result<()> {
-    let shutdown = CancellationToken::new();
-    shutdown::cancel_on_signal(shutdown.clone()).context("cannot install signal handlers")?;
-    let metrics = Metrics::new();
-    let client = client::build(flags.kube_api_qps, flags.kube_api_burst, &metrics).await?;
-    tokio::select! {
-        () = shutdown.cancelled() => Err(anyhow!("interrupted before the storage version migrations were done")),
-        result = storage_migrations::run_once(&client, migrations, options, &metrics) => result,
     }
 }

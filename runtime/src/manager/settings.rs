@@ -9,8 +9,11 @@ use super::leader::{self, LeaderElectionConfig, LeaderElectionError};
 use super::namespaces::WatchNamespaces;
 use crate::metrics;
 use crate::metrics::server::{CertFiles, Options as MetricsOptions};
-use crate::sharding::{self, Sharding};
+#[cfg(feature = "sharding")]
+use crate::sharding;
+use crate::sharding::Sharding;
 use crate::webhook::WebhookServerConfig;
+#[cfg(feature = "webhooks")]
 use crate::webhook::certs::{Settings as CertSettings, Targets};
 
 /// What the flags and the environment say, checked.
@@ -48,10 +51,14 @@ impl Settings {
                      members of the ring"
                 ));
             }
+            #[cfg(feature = "sharding")]
             (true, Some(config)) => Some(Sharding::new(
                 &config.lease_name,
                 sharding::member_name(&identity),
             )?),
+            // Refused before, without the `sharding` feature (super::features).
+            #[cfg(not(feature = "sharding"))]
+            (true, Some(_)) => None,
         };
         let metrics = metrics_options(flags);
         let metrics_tls = if flags.metrics_bind_address.socket_addr().is_some() {
@@ -92,6 +99,7 @@ fn leader_election_config(
 
 /// The settings of the self-signed webhook certificates from the flags, with the pod's
 /// namespace for the Secret and the Service unless flags name theirs.
+#[cfg(feature = "webhooks")]
 pub fn self_signed_settings(flags: &Flags) -> anyhow::Result<CertSettings> {
     let namespace = |given: &Option<String>, flag: &str| match given {
         Some(namespace) => Ok(namespace.clone()),
@@ -150,7 +158,7 @@ fn metrics_options(flags: &Flags) -> MetricsOptions {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "webhooks"))]
 mod tests {
     use std::time::Duration;
 

@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
-use anyhow::anyhow;
+use anyhow::{Context as _, anyhow};
 use kube::Client;
+use tokio_util::sync::CancellationToken;
 
-use super::{Runnable, RunnableFuture, Shared};
+use super::{Flags, Runnable, RunnableFuture, Shared, client, shutdown};
 use crate::metrics::Metrics;
 use crate::migration::{Options, Outcome, StorageMigration};
 
@@ -34,6 +35,39 @@ impl StorageMigrations {
             migrations,
             options,
         }
+    }
+}
+
+/// The migrations' pace from the flags (`--storage-migration-qps`).
+fn options(flags: &Flags) -> Options {
+    Options {
+        writes_per_second: flags.storage_migration_qps,
+        ..Options::default()
+    }
+}
+
+/// The runnable that migrates `migrations` on the leader at startup, unless there are none or
+/// `--migrate-storage-versions=false`.
+pub fn at_startup(flags: &Flags, migrations: Vec<StorageMigration>) -> Option<StorageMigrations> {
+    (flags.migrate_storage_versions && !migrations.is_empty())
+        .then(|| StorageMigrations::new(migrations, options(flags)))
+}
+
+/// `--migrate-storage-versions-and-exit`: runs the storage migrations once, without leader
+/// election (a Job runs alone, and a leader migrating at the same time is harmless: both write
+/// the same objects unchanged), and stops on SIGINT or SIGTERM.
+pub async fn migrate_and_exit(
+    flags: &Flags,
+    migrations: &[StorageMigration],
+) -> anyhow::Result<()> {
+    let shutdown = CancellationToken::new();
+    shutdown::cancel_on_signal(shutdown.clone()).context("cannot install signal handlers")?;
+    let metrics = Metrics::new();
+    let client = client::build(flags.kube_api_qps, flags.kube_api_burst, &metrics).await?;
+    let options = options(flags);
+    tokio::select! {
+        () = shutdown.cancelled() => Err(anyhow!("interrupted before the storage version migrations were done")),
+        result = run_once(&client, migrations, &options, &metrics) => result,
     }
 }
 

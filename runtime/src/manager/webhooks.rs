@@ -6,11 +6,12 @@
 use anyhow::Context as _;
 use futures::FutureExt as _;
 
-use super::flags::{Flags, WebhookCerts};
+use super::flags::Flags;
+#[cfg(feature = "webhooks")]
+use super::flags::WebhookCerts;
 use super::runnables::{Group, Task};
-use super::{Shared, local_webhooks, settings};
+use super::{Shared, settings};
 use crate::webhook::Webhook;
-use crate::webhook::certs::SelfSignedCertificates;
 
 /// The runnables that serve `webhooks` as the flags say: none without webhooks to serve (or with
 /// `ENABLE_WEBHOOKS=false`).
@@ -19,18 +20,22 @@ pub async fn tasks(
     shared: &Shared,
     webhooks: Vec<Webhook>,
 ) -> anyhow::Result<Vec<Task>> {
-    let (client, metrics, shutdown) = (&shared.client, &shared.metrics, &shared.shutdown);
     match (&flags.webhook_url, flags.webhook_certs) {
+        // Refused at startup without the `webhooks` feature (super::features).
+        #[cfg(feature = "webhooks")]
         (Some(url), _) => {
-            local_webhooks::start(url, flags, client, webhooks, metrics, shutdown).await
+            let (client, metrics, shutdown) = (&shared.client, &shared.metrics, &shared.shutdown);
+            super::local_webhooks::start(url, flags, client, webhooks, metrics, shutdown).await
         }
-        (None, WebhookCerts::Files) => {
+        #[cfg(feature = "webhooks")]
+        (None, WebhookCerts::SelfSigned) => self_signed(flags, shared, webhooks).await,
+        _ => {
             let config = settings::webhook_config(flags);
-            let started = crate::webhook::start(&config, webhooks, metrics, shutdown.clone());
+            let (metrics, shutdown) = (&shared.metrics, shared.shutdown.clone());
+            let started = crate::webhook::start(&config, webhooks, metrics, shutdown);
             let server = started.context("cannot start the webhook server")?;
             Ok(server.into_iter().map(server_task).collect())
         }
-        (None, WebhookCerts::SelfSigned) => self_signed(flags, shared, webhooks).await,
     }
 }
 
@@ -38,6 +43,7 @@ pub async fn tasks(
 /// certificate manager: makes or reads the certificates first (so the first handshake has one,
 /// and a missing RBAC rule fails the startup with its message), then keeps them while the server
 /// serves with them.
+#[cfg(feature = "webhooks")]
 async fn self_signed(
     flags: &Flags,
     shared: &Shared,
@@ -47,7 +53,8 @@ async fn self_signed(
         return Ok(Vec::new());
     }
     let settings = settings::self_signed_settings(flags)?;
-    let certificates = SelfSignedCertificates::new(shared.client.clone(), settings)?;
+    let certificates =
+        crate::webhook::certs::SelfSignedCertificates::new(shared.client.clone(), settings)?;
     certificates
         .reconcile()
         .await

@@ -46,6 +46,7 @@
 mod auth;
 mod process;
 mod rest_client;
+pub mod self_signed;
 pub mod server;
 pub mod sharding;
 mod storage_migration;

@@ -23,7 +23,7 @@ use axum::routing::get;
 use axum_server::Handle;
 use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use rustls::pki_types::pem::PemObject as _;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -103,7 +103,7 @@ pub enum ServerError {
     Tls(#[from] rustls::Error),
     /// The self-signed certificate could not be generated.
     #[error("cannot generate a self-signed certificate")]
-    SelfSigned(#[from] rcgen::Error),
+    SelfSigned(#[from] super::self_signed::SelfSignedError),
     /// The server failed while running.
     #[error("metrics server failed")]
     Serve(#[from] io::Error),
@@ -234,11 +234,8 @@ fn self_signed_config(enable_http2: bool) -> Result<rustls::ServerConfig, Server
     {
         names.push(host);
     }
-    let generated = rcgen::generate_simple_self_signed(names)?;
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
-        generated.signing_key.serialize_der(),
-    ));
-    build_server_config(vec![generated.cert.der().clone()], key, enable_http2)
+    let (certificate, key) = super::self_signed::certificate(&names)?;
+    build_server_config(vec![certificate], key, enable_http2)
 }
 
 fn build_server_config(

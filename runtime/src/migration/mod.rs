@@ -40,16 +40,19 @@
 //! with a growing delay, without stopping the controllers. [`StorageMigration::rbac_rules`] are
 //! the permissions it needs.
 
+// The migrations themselves, with the `migration` feature; what a project declares (its
+// `StorageMigration`s and their RBAC rules, for `make manifests`) is always here.
+#[cfg(feature = "migration")]
 mod pace;
+#[cfg(feature = "migration")]
 mod pass;
 
+#[cfg(feature = "migration")]
 pub use pass::FIELD_MANAGER;
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::{Client, Resource};
-
-use crate::metrics::Metrics;
+use kube::Resource;
 
 /// The migration of one kind's objects to its storage version; see [the module](self).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,11 +115,12 @@ impl StorageMigration {
     /// Migrates the kind's objects to its storage version, if `status.storedVersions` names
     /// other versions, with `client`, recording progress into `metrics`' storage migration
     /// families. Returns once `status.storedVersions` is the storage version alone.
+    #[cfg(feature = "migration")]
     pub async fn run(
         &self,
-        client: &Client,
+        client: &kube::Client,
         options: &Options,
-        metrics: &Metrics,
+        metrics: &crate::metrics::Metrics,
     ) -> Result<Outcome, MigrationError> {
         let crd = self.crd_name();
         let metrics = metrics.storage_migrations().resource(&crd);
@@ -201,6 +205,7 @@ pub enum MigrationError {
     },
 }
 
+#[cfg(feature = "migration")]
 impl MigrationError {
     fn api(crd: &str, action: &'static str, source: kube::Error) -> Self {
         Self::Api {

@@ -8,7 +8,9 @@
 //! selection). Only after the acknowledgement does the elected replica label the object for its
 //! new member.
 
+#[cfg(feature = "sharding")]
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+#[cfg(feature = "sharding")]
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +26,7 @@ use crate::cache::Cacheable;
 pub(super) const FIELD_MANAGER: &str = "operator-rs-sharding";
 
 /// The Runner's trigger of the reconciled kind: a hash of what matters (`None`: every change).
+#[cfg(feature = "sharding")]
 type Change<K> = Arc<dyn Fn(&K) -> Option<u64> + Send + Sync>;
 
 /// How soon a failed acknowledgement is tried again.
@@ -40,6 +43,7 @@ pub(crate) fn is_draining<K: Resource>(object: &K) -> bool {
 
 /// `change` (the reconciled kind's trigger of the Runner) that also triggers when the drain
 /// label comes: label changes trigger nothing by default.
+#[cfg(feature = "sharding")]
 pub(crate) fn reconcile_on<K: Resource + 'static>(change: Change<K>) -> Change<K> {
     Arc::new(move |object: &K| {
         let mut hasher = DefaultHasher::new();

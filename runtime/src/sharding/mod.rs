@@ -22,26 +22,43 @@
 //!   reconciling when it cannot renew its Lease within the renew deadline, shorter than the
 //!   Lease's duration. So no object is ever reconciled by two members at once.
 
+// The ring itself, with the `sharding` feature: the members' view, the hash ring and the
+// assignment. A manager built without it refuses `--sharding`; what its controllers check of a
+// sharded object (the labels, a drain) is always here.
+#[cfg(feature = "sharding")]
 pub(crate) mod assign;
 mod drain;
+#[cfg(feature = "sharding")]
 mod members;
+#[cfg(feature = "sharding")]
 pub mod ring;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+#[cfg(feature = "sharding")]
+use std::sync::{Mutex, PoisonError};
+#[cfg(feature = "sharding")]
 use std::time::Duration;
 
-use futures::FutureExt as _;
-use futures::future::BoxFuture;
+#[cfg(feature = "sharding")]
+use futures::{FutureExt as _, future::BoxFuture};
+#[cfg(feature = "sharding")]
 use kube::Client;
 use kube::runtime::watcher;
+#[cfg(feature = "sharding")]
 use tokio::sync::watch;
+#[cfg(feature = "sharding")]
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "sharding")]
 pub(crate) use assign::Assignment;
-pub(crate) use drain::{acknowledge, is_draining, reconcile_on};
+#[cfg(feature = "sharding")]
+pub(crate) use drain::reconcile_on;
+pub(crate) use drain::{acknowledge, is_draining};
+#[cfg(feature = "sharding")]
 pub use ring::Ring;
 
+#[cfg(feature = "sharding")]
 use crate::metrics::ShardMetrics;
 
 /// The label of a sharded object: the name of the member that reconciles it.
@@ -76,6 +93,7 @@ pub enum ShardingError {
 
 /// What an elected replica runs for one sharded controller: registered by its
 /// [`Runner`](crate::controller::Runner) at setup, run by [`Sharding::assign`].
+#[cfg(feature = "sharding")]
 type Assigner = Box<dyn FnOnce(Assignment) -> BoxFuture<'static, ()> + Send>;
 
 /// This replica's place in the sharding ring, which the manager hands its controllers in
@@ -88,6 +106,7 @@ pub struct Sharding {
 struct Inner {
     ring: String,
     member: String,
+    #[cfg(feature = "sharding")]
     assigners: Mutex<Vec<Assigner>>,
 }
 
@@ -102,6 +121,7 @@ impl std::fmt::Debug for Sharding {
 
 /// How a replica times its view of the members' Leases: the manager's leader election
 /// timing, which the members' Leases have too.
+#[cfg(feature = "sharding")]
 #[derive(Clone, Debug)]
 pub struct RingTiming {
     /// The namespace of the Leases.
@@ -125,6 +145,7 @@ impl Sharding {
             inner: Arc::new(Inner {
                 ring,
                 member,
+                #[cfg(feature = "sharding")]
                 assigners: Mutex::default(),
             }),
         };
@@ -174,6 +195,7 @@ impl Sharding {
     }
 
     /// Adds what the elected replica runs for a sharded controller.
+    #[cfg(feature = "sharding")]
     pub(crate) fn register(&self, assigner: Assigner) {
         let mut assigners = self
             .inner
@@ -186,6 +208,7 @@ impl Sharding {
     /// What a sharded replica runs until `shutdown`: from the start, its view of the ring from
     /// the members' Leases (see `members`); once `elected`, the assignment of the objects of every
     /// sharded controller to the members. Call it once: it takes the controllers' assigners.
+    #[cfg(feature = "sharding")]
     pub fn assign(
         &self,
         client: Client,

@@ -80,14 +80,15 @@
 //! ```
 
 pub mod admission;
+#[cfg(feature = "webhooks")]
 pub mod certs;
 pub mod conversion;
+#[cfg(feature = "webhooks")]
 pub mod local;
 pub mod server;
+mod url;
 
 use std::future::Future;
-use std::net::SocketAddr;
-use std::sync::Arc;
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
@@ -108,6 +109,7 @@ pub use conversion::{Converter, Spoke};
 // (and no `admission` feature of their own `kube` dependency).
 pub use kube::core::admission::{AdmissionRequest, Operation};
 pub use server::{ServerError, WebhookServer, WebhookServerConfig, check_routes};
+pub use url::{InvalidWebhookUrl, WebhookUrl};
 
 /// One webhook, ready to be served and written to the manifests.
 #[derive(Debug)]
@@ -216,10 +218,11 @@ fn serves(enabled: bool, webhooks: &[Webhook]) -> bool {
 /// that serves `webhooks` with the certificate `certificates` holds at each handshake. Unlike
 /// [`start`], it always starts: the manager calls it only when [`will_serve`] says so, after
 /// making its certificates.
+#[cfg(feature = "webhooks")]
 pub fn start_with_resolver(
-    address: SocketAddr,
+    address: std::net::SocketAddr,
     enable_http2: bool,
-    certificates: Arc<certs::ServingCertResolver>,
+    certificates: std::sync::Arc<certs::ServingCertResolver>,
     webhooks: Vec<Webhook>,
     metrics: &Metrics,
     shutdown: CancellationToken,
@@ -228,6 +231,12 @@ pub fn start_with_resolver(
         .with_metrics(&metrics.webhooks());
     Ok(server.serve(shutdown))
 }
+
+/// The default of `--webhook-cert-secret` (kustomize prefixes it with the project's name): the
+/// Secret of the self-signed mode ([`certs`]). Not cert-manager's `webhook-server-cert`: a project
+/// that moves from cert-manager to this mode may still have cert-manager's Certificate in the
+/// cluster (`kubectl apply` prunes nothing), which would keep rewriting that Secret.
+pub const SELF_SIGNED_SECRET_NAME: &str = "webhook-server-self-signed-cert";
 
 /// The name of the Service in front of the webhook server (`config/webhook/service.yaml`).
 pub const SERVICE_NAME: &str = "webhook-service";

@@ -6,19 +6,27 @@
 //! operator-rs-runtime: the harness links the runtime, so a unit test of the runtime that linked
 //! the harness would hold two copies of the runtime's types. The runtime's own unit tests need no
 //! API server.
+//!
+//! The tests of what is behind a feature of the runtime (self-signed and `--webhook-url`
+//! certificates, storage migration, sharding) run with this crate's feature of the same name.
 
 mod admission;
 mod cache;
+#[cfg(feature = "webhooks")]
 mod certificates;
 mod client;
 mod context;
 mod controller;
 mod events;
 mod finalizer;
+#[cfg(feature = "webhooks")]
 mod local_webhooks;
+#[cfg(feature = "migration")]
 mod migration;
 mod owned;
+#[cfg(feature = "sharding")]
 mod sharding;
+#[cfg(feature = "webhooks")]
 mod url_webhooks;
 mod versions;
 

@@ -63,11 +63,8 @@ pub use rbac::{CertsRbac, rbac_rules};
 pub use resolver::{InvalidServingCert, ServingCertResolver};
 pub use secret::{CA_BUNDLE_KEY, CA_KEY_KEY, CERT_KEY, KEY_KEY, material_of};
 
-/// The default of `--webhook-cert-secret` (kustomize prefixes it with the project's name). Not
-/// cert-manager's `webhook-server-cert`: a project that moves from cert-manager to this mode may
-/// still have cert-manager's Certificate in the cluster (`kubectl apply` prunes nothing), which
-/// would keep rewriting that Secret.
-pub const DEFAULT_SECRET_NAME: &str = "webhook-server-self-signed-cert";
+/// The default of `--webhook-cert-secret`: [`super::SELF_SIGNED_SECRET_NAME`].
+pub const DEFAULT_SECRET_NAME: &str = super::SELF_SIGNED_SECRET_NAME;
 
 /// What the manager needs to know for its own certificates: where to keep them, who they are
 /// for, where the CA goes, and how long they live. `--webhook-*` flags set each (see

@@ -29,17 +29,16 @@
 mod configurations;
 mod crd_conversion;
 mod registration;
-mod url;
 
 use std::sync::Arc;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig;
 
+pub use super::url::{InvalidWebhookUrl, WebhookUrl};
 pub use configurations::{MANAGED_BY, MANAGED_BY_LABEL, Names, configurations};
 pub use crd_conversion::CONVERSION_BEFORE;
 pub use registration::Registration;
-pub use url::{InvalidWebhookUrl, WebhookUrl};
 
 use super::certs::{CertsError, EphemeralCertificates, ServingCertResolver};
 use super::conversion::CONVERT_PATH;
