@@ -15,6 +15,7 @@ pub mod plugins;
 pub mod project;
 pub mod refused_flags;
 pub mod runtime_crate;
+pub mod runtime_features;
 pub mod runtime_source;
 pub mod scaffold;
 pub mod stored_names;

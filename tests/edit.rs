@@ -828,3 +828,67 @@ fn multigroup_refuses_a_group_that_cannot_name_a_module() {
         &["\"4\"", "cannot be a Rust module"],
     );
 }
+
+/// The runtime's features on the `operator-rs-runtime` line of Cargo.toml follow the project:
+/// none in a plain project, `webhooks` with a webhook, `migration` with a conversion, `sharding`
+/// with `edit --sharding` and off again with `--sharding=false`; the rest of the file and a
+/// feature the user turned on by hand stay as they are.
+#[test]
+fn runtime_features_follow_the_project() {
+    let (_d, dir) = folder("features");
+    project(
+        &dir,
+        &[],
+        &["create api --group crew --version v1 --kind Captain --controller=true --resource=true"],
+    );
+    let manifest = dir.join("Cargo.toml");
+    let line = || {
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("operator-rs-runtime = "));
+        line.unwrap().to_owned()
+    };
+    assert_eq!(line(), "operator-rs-runtime = { workspace = true }");
+    // The user's own edits: a dependency, and the `migration` feature by hand.
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let text = text
+        .replace(
+            "anyhow = \"1\"\n",
+            "anyhow = \"1\"\nitertools = \"0.14\" # mine\n",
+        )
+        .replace(
+            "{ workspace = true }\n",
+            "{ workspace = true, features = [\"migration\"] }\n",
+        );
+    std::fs::write(&manifest, &text).unwrap();
+
+    let webhook =
+        "create webhook --group crew --version v1 --kind Captain --defaulting --make=false";
+    run_ok(&dir, &webhook.split(' ').collect::<Vec<_>>());
+    let expected =
+        "operator-rs-runtime = { workspace = true, features = [\"webhooks\", \"migration\"] }";
+    assert_eq!(line(), expected);
+    let after = std::fs::read_to_string(&manifest).unwrap();
+    assert_eq!(
+        after,
+        text.replace(
+            "features = [\"migration\"]",
+            "features = [\"webhooks\", \"migration\"]"
+        )
+    );
+
+    run_ok(&dir, &["edit", "--sharding"]);
+    assert!(
+        line().ends_with("features = [\"webhooks\", \"migration\", \"sharding\"] }"),
+        "{}",
+        line()
+    );
+    run_ok(&dir, &["edit", "--sharding=false"]);
+    assert_eq!(line(), expected);
+    assert!(
+        std::fs::read_to_string(&manifest)
+            .unwrap()
+            .contains("itertools = \"0.14\" # mine\n")
+    );
+}

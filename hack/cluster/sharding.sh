@@ -9,7 +9,7 @@ sharding_replicas=3
 memcached_crd=memcacheds.cache.example.com
 
 memcached_generate() {
-  "$root/hack/memcached-project" .
+  "$root/hack/memcached-project" . --sharding
   mkdir -p examples
   cp "$root/hack/bench-sharding.rs" examples/bench.rs
   cp "$root/hack/cluster/kubelet-standin.rs" examples/kubelet-standin.rs

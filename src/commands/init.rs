@@ -108,6 +108,7 @@ pub fn plan(args: &InitArgs, dir: &Path, year: i64) -> Result<Plan> {
     }
     super::plugin_chain::run(&selection.external, "init", &mut plan, &mut project)?;
     plan.write(project::FILE, project.render())?;
+    crate::runtime_features::keep_in_step(&mut plan, None, &project)?;
     Ok(plan)
 }
 

@@ -71,6 +71,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Plan> {
     let external = &request.external_plugins;
     super::plugin_chain::run(external, "create api", &mut plan, &mut project)?;
     plan.write(project::FILE, project.render_now())?;
+    crate::runtime_features::keep_in_step(&mut plan, Some(&checked.project), &project)?;
     Ok(plan)
 }
 

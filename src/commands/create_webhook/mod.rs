@@ -189,6 +189,7 @@ pub fn plan(request: &Request, dir: &Path) -> Result<Planned> {
     let external = &request.external_plugins;
     super::plugin_chain::run(external, "create webhook", &mut plan, &mut project)?;
     plan.write(project::FILE, project.render_now())?;
+    crate::runtime_features::keep_in_step(&mut plan, Some(&checked.project), &project)?;
     Ok(Planned {
         plan,
         warnings,

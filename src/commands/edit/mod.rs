@@ -103,6 +103,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
     }
     super::plugin_chain::run(&selection.external, "edit", &mut plan, &mut new)?;
     plan.write(project::FILE, new.render_now())?;
+    crate::runtime_features::keep_in_step(&mut plan, Some(&old), &new)?;
     if new.namespaced && !old.namespaced {
         notes.push(
             "the manager now watches only its own namespace (WATCH_NAMESPACE); webhooks stay \
