@@ -46,6 +46,40 @@ impl Schema {
         pruned
     }
 
+    /// The errors of `value` as the `default` of this schema's root, a node of a CRD's schema
+    /// (not a resource's root: `apiVersion`, `kind` and `metadata` are checked as any field),
+    /// with paths relative to the node (`""`, `size`, `[0]`): the value as kube-openapi checks
+    /// it, then, if it passes, the CEL rules of the node and of the nodes below, the default
+    /// being `oldSelf` too, as the API server evaluates them (an update from the default to
+    /// itself: transition rules run).
+    pub(super) fn validate_default(&self, value: &Value) -> Vec<FieldError> {
+        let mut walk = Walk {
+            errors: Vec::new(),
+            cel: Vec::new(),
+            rules: &self.rules,
+        };
+        let at = At {
+            field: String::new(),
+            schema: String::new(),
+        };
+        walk.node(&self.root, &at, value, None, Ratchet::Check, false);
+        if !walk.errors.is_empty() {
+            return walk.errors;
+        }
+        let mut errors = Vec::new();
+        for call in walk.cel {
+            errors.extend(self.rules.evaluate(
+                &call.at.schema,
+                &call.at.field,
+                call.type_name,
+                call.value,
+                Some(call.value),
+                false,
+            ));
+        }
+        errors
+    }
+
     /// Sets the `default` of every missing field (and of `null` fields that may not be null),
     /// within defaults too, as the API server does when it decodes or reads an object.
     pub(super) fn default(&self, object: &mut Value) {
@@ -218,10 +252,21 @@ impl<'v> Walk<'_, 'v> {
         }
     }
 
-    /// The checks of the node itself; false when its type is wrong (nothing else is checked).
+    /// The checks of the node itself, in kube-openapi's order (its validators: the junctors,
+    /// the string, the number, the list, the enum, the object); false when its type is wrong
+    /// (nothing else is checked).
     fn value(&mut self, schema: &Value, at: &At, value: &Value) -> bool {
         if !self.type_fits(schema, at, value) {
             return false;
+        }
+        for junctor in ["allOf", "anyOf", "oneOf", "not"] {
+            self.junctor(schema, junctor, at, value);
+        }
+        match value {
+            Value::Number(_) => self.number(schema, at, value),
+            Value::String(text) => self.string(schema, at, text),
+            Value::Array(items) => self.bounds(schema, at, items.len(), "items"),
+            _ => {}
         }
         if let Some(allowed) = schema["enum"].as_array()
             && !allowed.iter().any(|allowed| same(allowed, value))
@@ -236,15 +281,8 @@ impl<'v> Walk<'_, 'v> {
             let detail = format!("supported values: {}", supported.join(", "));
             self.error(ErrorType::NotSupported, at, Some(value.clone()), detail);
         }
-        match value {
-            Value::Number(_) => self.number(schema, at, value),
-            Value::String(text) => self.string(schema, at, text),
-            Value::Array(items) => self.bounds(schema, at, items.len(), "items"),
-            Value::Object(fields) => self.bounds(schema, at, fields.len(), "properties"),
-            _ => {}
-        }
-        for junctor in ["allOf", "anyOf", "oneOf", "not"] {
-            self.junctor(schema, junctor, at, value);
+        if let Value::Object(fields) = value {
+            self.bounds(schema, at, fields.len(), "properties");
         }
         true
     }
@@ -326,9 +364,20 @@ impl<'v> Walk<'_, 'v> {
     fn number(&mut self, schema: &Value, at: &At, value: &Value) {
         let number = value.as_f64().unwrap_or_default();
         let path = &at.field;
+        // kube-openapi's order: the multiple, then the minimum, then the maximum.
+        if let Some(factor) = schema["multipleOf"].as_f64()
+            && factor > 0.0
+            && (number / factor).fract() != 0.0
+        {
+            let detail = format!(
+                "{path} in body should be a multiple of {}",
+                go_float(factor)
+            );
+            self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
+        }
         let bounds = [
-            ("maximum", "exclusiveMaximum", "less than"),
             ("minimum", "exclusiveMinimum", "greater than"),
+            ("maximum", "exclusiveMaximum", "less than"),
         ];
         for (bound, exclusive, relation) in bounds {
             let Some(limit) = schema[bound].as_f64() else {
@@ -350,53 +399,21 @@ impl<'v> Walk<'_, 'v> {
                 self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
             }
         }
-        if let Some(factor) = schema["multipleOf"].as_f64()
-            && factor > 0.0
-            && (number / factor).fract() != 0.0
-        {
-            let detail = format!(
-                "{path} in body should be a multiple of {}",
-                go_float(factor)
-            );
-            self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
-        }
     }
 
+    /// The length bounds and the pattern, of which kube-openapi reports the first that fails
+    /// only; then the format.
     fn string(&mut self, schema: &Value, at: &At, text: &str) {
+        if let Some((kind, detail)) = string_bounds_error(schema, &at.field, text) {
+            self.error(kind, at, Some(Value::String(text.to_owned())), detail);
+        }
         let path = &at.field;
-        let length = text.chars().count() as u64;
-        let value = || Some(Value::String(text.to_owned()));
-        if let Some(max) = schema["maxLength"].as_u64()
-            && length > max
-        {
-            let bytes = if max == 1 { "byte" } else { "bytes" };
-            let detail = format!("may not be more than {max} {bytes}");
-            self.error(ErrorType::TooLong, at, value(), detail);
-        }
-        if let Some(min) = schema["minLength"].as_u64()
-            && length < min
-        {
-            let detail = format!("{path} in body should be at least {min} chars long");
-            self.error(ErrorType::Invalid, at, value(), detail);
-        }
-        if let Some(pattern) = schema["pattern"].as_str() {
-            match regex::Regex::new(pattern) {
-                Ok(regex) if regex.is_match(text) => {}
-                Ok(_) => {
-                    let detail = format!("{path} in body should match '{pattern}'");
-                    self.error(ErrorType::Invalid, at, value(), detail);
-                }
-                Err(error) => {
-                    let detail = format!("the schema's pattern '{pattern}' is invalid: {error}");
-                    self.error(ErrorType::Invalid, at, value(), detail);
-                }
-            }
-        }
         if let Some(format) = schema["format"].as_str()
             && !super::formats::is_valid(format, text)
         {
             let detail = format!("{path} in body must be of type {format}: \"{text}\"");
-            self.error(ErrorType::TypeInvalid, at, value(), detail);
+            let value = Some(Value::String(text.to_owned()));
+            self.error(ErrorType::TypeInvalid, at, value, detail);
         }
     }
 
@@ -565,6 +582,36 @@ impl<'v> Walk<'_, 'v> {
     }
 }
 
+/// The first of a string's `maxLength`, `minLength` and `pattern` that `text` (at `path`) fails.
+fn string_bounds_error(schema: &Value, path: &str, text: &str) -> Option<(ErrorType, String)> {
+    let length = text.chars().count() as u64;
+    if let Some(max) = schema["maxLength"].as_u64()
+        && length > max
+    {
+        let bytes = if max == 1 { "byte" } else { "bytes" };
+        let detail = format!("may not be more than {max} {bytes}");
+        return Some((ErrorType::TooLong, detail));
+    }
+    if let Some(min) = schema["minLength"].as_u64()
+        && length < min
+    {
+        let detail = format!("{path} in body should be at least {min} chars long");
+        return Some((ErrorType::Invalid, detail));
+    }
+    let pattern = schema["pattern"].as_str()?;
+    match regex::Regex::new(pattern) {
+        Ok(regex) if regex.is_match(text) => None,
+        Ok(_) => Some((
+            ErrorType::Invalid,
+            format!("{path} in body should match '{pattern}'"),
+        )),
+        Err(error) => Some((
+            ErrorType::Invalid,
+            format!("the schema's pattern '{pattern}' is invalid: {error}"),
+        )),
+    }
+}
+
 /// How a child is checked: an unchanged parent has unchanged children.
 fn descend(parent: Ratchet, old: Option<&Value>, value: &Value) -> Ratchet {
     match parent {
@@ -624,6 +671,15 @@ fn declared_type(schema: &Value) -> &'static str {
         Some("boolean") => "boolean",
         _ => "",
     }
+}
+
+/// Removes from `value` the fields that the schema node `schema` does not know, as the API
+/// server prunes a default (`resource_root`: the node is a resource's root or an embedded
+/// resource, whose `apiVersion`, `kind` and `metadata` are kept); returns their paths.
+pub(super) fn prune_node(schema: &Value, value: &mut Value, resource_root: bool) -> Vec<String> {
+    let mut pruned = Vec::new();
+    prune(schema, value, "", resource_root, &mut pruned);
+    pruned
 }
 
 /// Drops the fields `schema` does not declare, unless it keeps unknown fields.
