@@ -13,7 +13,7 @@
 use serde_json::{Map, Value};
 
 use super::cel::Rules;
-use super::errors::{ErrorType, FieldError, go_float};
+use super::errors::{ErrorType, FieldError, go_float, go_quote};
 
 /// A custom resource's schema, ready to prune, default and validate objects.
 pub(super) struct Schema {
@@ -259,7 +259,7 @@ impl<'v> Walk<'_, 'v> {
         if !self.type_fits(schema, at, value) {
             return false;
         }
-        for junctor in ["allOf", "anyOf", "oneOf", "not"] {
+        for junctor in ["anyOf", "oneOf", "allOf", "not"] {
             self.junctor(schema, junctor, at, value);
         }
         match value {
@@ -437,37 +437,60 @@ impl<'v> Walk<'_, 'v> {
         }
     }
 
-    /// `allOf`, `anyOf`, `oneOf` and `not`: value validations only, in structural schemas.
+    /// `anyOf`, `oneOf`, `allOf` and `not` (value validations only, in structural schemas), as
+    /// kube-openapi checks them: each branch against the value, its children too; a junctor
+    /// that fails says so (`"spec.n" must validate at least one schema (anyOf)`, the path
+    /// quoted, the value shown as `""`) with the errors of its first failing branch (of every
+    /// branch for `allOf`, before it).
     fn junctor(&mut self, schema: &Value, junctor: &str, at: &At, value: &Value) {
         let branches: Vec<&Value> = match &schema[junctor] {
             Value::Array(branches) => branches.iter().collect(),
             Value::Object(_) => vec![&schema[junctor]],
             _ => return,
         };
-        let mut valid = 0;
-        for branch in &branches {
-            let mut inner = Walk {
-                errors: Vec::new(),
-                cel: Vec::new(),
-                rules: self.rules,
-            };
-            inner.value(branch, at, value);
-            if inner.errors.is_empty() {
-                valid += 1;
-            } else if junctor == "allOf" {
-                self.errors.extend(inner.errors);
+        let results: Vec<Vec<FieldError>> = branches
+            .iter()
+            .map(|branch| {
+                let mut inner = Walk {
+                    errors: Vec::new(),
+                    cel: Vec::new(),
+                    rules: self.rules,
+                };
+                inner.node(branch, at, value, None, Ratchet::Check, false);
+                inner.errors
+            })
+            .collect();
+        let valid = results.iter().filter(|errors| errors.is_empty()).count();
+        let first_failure = results.iter().find(|errors| !errors.is_empty());
+        let (failed, shown) = match junctor {
+            "anyOf" if valid == 0 => (
+                "must validate at least one schema (anyOf)".to_owned(),
+                first_failure,
+            ),
+            "oneOf" if valid == 0 => (
+                "must validate one and only one schema (oneOf). Found none valid".to_owned(),
+                first_failure,
+            ),
+            "oneOf" if valid > 1 => (
+                format!(
+                    "must validate one and only one schema (oneOf). Found {valid} valid alternatives"
+                ),
+                None,
+            ),
+            "allOf" => {
+                self.errors.extend(results.iter().flatten().cloned());
+                if valid == results.len() {
+                    return;
+                }
+                let none = if valid == 0 { ". None validated" } else { "" };
+                (format!("must validate all the schemas (allOf){none}"), None)
             }
-        }
-        let failed = match junctor {
-            "anyOf" => (valid == 0).then_some("must validate at least one schema (anyOf)"),
-            "oneOf" => (valid != 1).then_some("must validate one and only one schema (oneOf)"),
-            "not" => (valid == 1).then_some("must not validate the schema (not)"),
-            _ => None,
+            "not" if valid == 1 => ("must not validate the schema (not)".to_owned(), None),
+            _ => return,
         };
-        if let Some(failed) = failed {
-            let detail = format!("{} in body {failed}", at.field);
-            self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
-        }
+        let detail = format!("{} {failed}", go_quote(&at.field));
+        self.error(ErrorType::Invalid, at, Some(Value::from("")), detail);
+        self.errors.extend(shown.into_iter().flatten().cloned());
     }
 
     fn object(
@@ -852,6 +875,58 @@ mod tests {
             ["spec.labels.a: Too long: may not be more than 3 bytes"]
         );
         assert!(check(json!({ "size": 2, "labels": { "a": "ok" } })).is_empty());
+    }
+
+    #[test]
+    fn junctors_and_bounds_are_reported_as_kube_openapi_reports_them() {
+        let check = |node: Value, value: Value| {
+            let schema = Schema::new(json!({ "type": "object", "properties": { "n": node } }));
+            messages(&schema.unwrap().validate(&json!({ "n": value }), None))
+        };
+        let outside = json!([{ "maximum": 2 }, { "minimum": 10 }]);
+        assert_eq!(
+            check(json!({ "type": "integer", "anyOf": outside }), json!(5)),
+            [
+                r#"n: Invalid value: "": "n" must validate at least one schema (anyOf)"#,
+                "n: Invalid value: 5: n in body should be less than or equal to 2",
+            ]
+        );
+        assert_eq!(
+            check(
+                json!({ "type": "integer", "allOf": [{ "maximum": 2 }, { "minimum": 1 }] }),
+                json!(5)
+            ),
+            [
+                "n: Invalid value: 5: n in body should be less than or equal to 2",
+                r#"n: Invalid value: "": "n" must validate all the schemas (allOf)"#,
+            ]
+        );
+        assert_eq!(
+            check(
+                json!({ "type": "integer", "not": { "maximum": 10 } }),
+                json!(5)
+            ),
+            [r#"n: Invalid value: "": "n" must not validate the schema (not)"#]
+        );
+        // A string's first failing bound only; a number's multiple, minimum, maximum in turn.
+        assert_eq!(
+            check(
+                json!({ "type": "string", "maxLength": 1, "pattern": "^z" }),
+                json!("ab")
+            ),
+            ["n: Too long: may not be more than 1 byte"]
+        );
+        assert_eq!(
+            check(
+                json!({ "type": "number", "multipleOf": 2, "minimum": 10, "maximum": 5 }),
+                json!(7)
+            ),
+            [
+                "n: Invalid value: 7: n in body should be a multiple of 2",
+                "n: Invalid value: 7: n in body should be greater than or equal to 10",
+                "n: Invalid value: 7: n in body should be less than or equal to 5",
+            ]
+        );
     }
 
     #[test]

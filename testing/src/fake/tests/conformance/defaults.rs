@@ -48,7 +48,7 @@ fn embedded(more: Value) -> Value {
 }
 
 pub(super) fn cases() -> Vec<Case> {
-    [values(), rules(), resources()]
+    [values(), junctors(), rules(), resources()]
         .into_iter()
         .flatten()
         .collect()
@@ -198,6 +198,53 @@ fn values() -> Vec<Case> {
                     "maybe": { "type": "integer", "default": null },
                 }),
                 json!({ "default": {} }),
+            ),
+        ),
+    ]
+}
+
+/// Defaults checked against `anyOf`, `oneOf`, `allOf` and `not`, as kube-openapi words them.
+fn junctors() -> Vec<Case> {
+    let n = |junctor: &str, branches: Value| {
+        let mut node = json!({ "type": "integer", "default": 5 });
+        node[junctor] = branches;
+        crd_with_spec(json!({ "n": node }), json!({}))
+    };
+    let outside = || json!([{ "maximum": 2 }, { "minimum": 10 }]);
+    vec![
+        created(
+            "a CRD whose default matches no anyOf branch",
+            n("anyOf", outside()),
+        ),
+        created(
+            "a CRD whose default matches no oneOf branch",
+            n("oneOf", outside()),
+        ),
+        created(
+            "a CRD whose default matches two oneOf branches",
+            n("oneOf", json!([{ "maximum": 10 }, { "minimum": 1 }])),
+        ),
+        created(
+            "a CRD whose default matches its not",
+            n("not", json!({ "maximum": 10 })),
+        ),
+        created(
+            "a CRD whose default matches one of two allOf branches",
+            n("allOf", json!([{ "maximum": 2 }, { "minimum": 1 }])),
+        ),
+        created(
+            "a CRD whose object default's field matches no anyOf branch",
+            crd_with_spec(
+                json!({ "o": {
+                    "type": "object",
+                    "properties": { "a": { "type": "integer" } },
+                    "default": { "a": 5 },
+                    "anyOf": [
+                        { "properties": { "a": { "maximum": 2 } } },
+                        { "properties": { "a": { "minimum": 10 } } },
+                    ],
+                } }),
+                json!({}),
             ),
         ),
     ]
