@@ -775,6 +775,8 @@ mod tests {
                 "labels": { "type": "object", "additionalProperties": { "type": "string", "maxLength": 1, "default": "abc" } },
                 "maybe": { "type": "integer", "default": null },
                 "port": { "x-kubernetes-int-or-string": true, "default": "http" },
+                // Nor are list types: a set's default may repeat an item.
+                "set": { "type": "array", "x-kubernetes-list-type": "set", "items": { "type": "integer" }, "default": [1, 1] },
             }),
             json!({ "default": {} }),
         );

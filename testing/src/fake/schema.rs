@@ -57,6 +57,7 @@ impl Schema {
             errors: Vec::new(),
             cel: Vec::new(),
             rules: &self.rules,
+            unique_lists: false,
         };
         let at = At {
             field: String::new(),
@@ -95,6 +96,7 @@ impl Schema {
             errors: Vec::new(),
             cel: Vec::new(),
             rules: &self.rules,
+            unique_lists: true,
         };
         let at = At {
             field: String::new(),
@@ -212,6 +214,9 @@ struct Walk<'s, 'v> {
     errors: Vec<FieldError>,
     cel: Vec<CelCall<'v>>,
     rules: &'s Rules,
+    /// Whether the items of `set` and `map` lists must be unique: in objects, not in defaults
+    /// (the API server checks list types apart from the schema's validator).
+    unique_lists: bool,
 }
 
 impl<'v> Walk<'_, 'v> {
@@ -455,6 +460,7 @@ impl<'v> Walk<'_, 'v> {
                     errors: Vec::new(),
                     cel: Vec::new(),
                     rules: self.rules,
+                    unique_lists: self.unique_lists,
                 };
                 inner.node(branch, at, value, None, Ratchet::Check, false);
                 inner.errors
@@ -570,7 +576,7 @@ impl<'v> Walk<'_, 'v> {
                 _ => None,
             };
             if let Some(identity) = identity {
-                if ratchet == Ratchet::Check && seen.contains(&identity) {
+                if self.unique_lists && ratchet == Ratchet::Check && seen.contains(&identity) {
                     let at = at.item(index);
                     self.error(
                         ErrorType::Duplicate,

@@ -189,6 +189,48 @@ fn values() -> Vec<Case> {
             },
         ),
         created(
+            "a CRD whose map default has too many properties",
+            crd_with_spec(
+                json!({ "m": {
+                    "type": "object",
+                    "additionalProperties": { "type": "string" },
+                    "maxProperties": 1,
+                    "default": { "a": "x", "b": "y" },
+                } }),
+                json!({}),
+            ),
+        ),
+        created(
+            "a CRD whose object default has a null field",
+            crd_with_spec(
+                json!({ "a": { "type": "integer" } }),
+                json!({ "default": { "a": null } }),
+            ),
+        ),
+        created(
+            "a CRD whose int32 default is out of its range",
+            crd_with_spec(
+                json!({ "n": { "type": "integer", "format": "int32", "default": 3_000_000_000_i64 } }),
+                json!({}),
+            ),
+        ),
+        created(
+            "a CRD whose set and map-list defaults repeat items",
+            crd_with_spec(
+                json!({
+                    "set": { "type": "array", "x-kubernetes-list-type": "set", "items": { "type": "integer" }, "default": [1, 1] },
+                    "map": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["k"],
+                        "items": { "type": "object", "required": ["k"], "properties": { "k": { "type": "string" } } },
+                        "default": [{ "k": "a" }, { "k": "a" }],
+                    },
+                }),
+                json!({}),
+            ),
+        ),
+        created(
             "a CRD whose valid defaults are taken",
             crd_with_spec(
                 json!({
@@ -268,6 +310,32 @@ fn rules() -> Vec<Case> {
             crd_with_spec(
                 json!({ "size": { "type": "integer", "x-kubernetes-validations": [{ "rule": "self < 5" }] } }),
                 json!({ "default": { "size": 9 } }),
+            ),
+        ),
+        created(
+            "a CRD whose default breaks a rule with a messageExpression",
+            crd_with_spec(
+                json!({ "size": {
+                    "type": "integer",
+                    "default": 9,
+                    "x-kubernetes-validations": [{ "rule": "self < 5", "messageExpression": "'got ' + string(self)" }],
+                } }),
+                json!({}),
+            ),
+        ),
+        created(
+            "a CRD whose default breaks a rule with a fieldPath and a reason",
+            crd_with_spec(
+                json!({ "a": { "type": "integer" } }),
+                json!({
+                    "default": { "a": 9 },
+                    "x-kubernetes-validations": [{
+                        "rule": "self.a < 5",
+                        "message": "a small",
+                        "fieldPath": ".a",
+                        "reason": "FieldValueForbidden",
+                    }],
+                }),
             ),
         ),
         created(
