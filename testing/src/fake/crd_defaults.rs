@@ -26,7 +26,8 @@ use super::schema::{self, Schema};
 /// The fields of an object's type and metadata.
 const TYPE_AND_METADATA: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
-/// A step from an embedded resource down to a node inside its type and metadata.
+/// A step from a resource (the root or an embedded one) down to a node inside its type and
+/// metadata.
 #[derive(Clone)]
 enum Step {
     Key(String),
@@ -45,7 +46,7 @@ struct Place {
     /// Under a resource's `apiVersion`, `kind` or `metadata` (the root's or an embedded
     /// resource's): the steps from the resource.
     meta: Option<Vec<Step>>,
-    /// Under `additionalProperties` inside an embedded resource's metadata.
+    /// Under `additionalProperties` inside a resource's metadata: defaults forbidden.
     meta_map: bool,
 }
 
