@@ -4,7 +4,7 @@
 //! - must not hold fields the node would prune (`must not have unknown fields`), unless the CRD
 //!   being updated had such defaults already;
 //! - where it is an embedded resource (or the resource's root), must have an `apiVersion` and a
-//!   `kind` of the right form;
+//!   `kind` of the right form, and valid metadata (`metadata.rs`'s checks);
 //! - must pass the node's schema as an object's field does (`schema.rs`, paths relative to the
 //!   default: `default.size: … size in body should be …`, or `default: … ␣ in body should be …`
 //!   for the default itself), and then its CEL rules (the default being `oldSelf` too);
@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 use super::cel;
 use super::cel_check;
 use super::errors::{ErrorType, FieldError};
-use super::names;
+use super::metadata;
+use super::names::{self, NameRule};
 use super::schema::{self, Schema};
 
 /// The fields of an object's type and metadata.
@@ -302,6 +303,30 @@ fn resource_errors(resource: &Value, path: &str) -> Vec<FieldError> {
                     errors.push(invalid("kind", value, detail));
                 }
             }
+        }
+    }
+    errors.extend(metadata_errors(resource, path));
+    errors
+}
+
+/// The errors of a resource's `metadata` as an `ObjectMeta` (its name a path segment, or
+/// `fakename` where it has none, as the API server checks it).
+fn metadata_errors(resource: &Value, path: &str) -> Vec<FieldError> {
+    let Some(metadata) = resource.get("metadata").filter(|m| m.is_object()) else {
+        return Vec::new();
+    };
+    let mut metadata = metadata.clone();
+    if metadata["name"].as_str().is_none_or(str::is_empty) {
+        metadata["name"] = json!("fakename");
+    }
+    let namespaced = metadata["namespace"]
+        .as_str()
+        .is_some_and(|n| !n.is_empty());
+    let object = json!({ "metadata": metadata });
+    let mut errors = metadata::validate_create(&object, NameRule::PathSegment, namespaced);
+    if !path.is_empty() {
+        for error in &mut errors {
+            error.field = format!("{path}.{}", error.field);
         }
     }
     errors
@@ -729,6 +754,12 @@ mod tests {
                 format!("{AT}.properties[tpl].default.kind: Required value: must not be empty"),
             ]
         );
+        let labels = json!({ "default": { "apiVersion": "v1", "kind": "Pod", "metadata": { "labels": { "bad key!": "x" } } } });
+        let found = errors(&embedded(labels), None);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with(&format!(
+            r#"{AT}.properties[tpl].default.metadata.labels: Invalid value: "bad key!": name part must consist"#
+        )));
         // Its metadata is kept as it is, unknown fields too.
         let kept =
             json!({ "default": { "apiVersion": "v1", "kind": "Pod", "metadata": { "x": 1 } } });

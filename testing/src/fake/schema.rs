@@ -57,7 +57,7 @@ impl Schema {
             errors: Vec::new(),
             cel: Vec::new(),
             rules: &self.rules,
-            unique_lists: false,
+            of_object: false,
         };
         let at = At {
             field: String::new(),
@@ -96,7 +96,7 @@ impl Schema {
             errors: Vec::new(),
             cel: Vec::new(),
             rules: &self.rules,
-            unique_lists: true,
+            of_object: true,
         };
         let at = At {
             field: String::new(),
@@ -214,9 +214,11 @@ struct Walk<'s, 'v> {
     errors: Vec<FieldError>,
     cel: Vec<CelCall<'v>>,
     rules: &'s Rules,
-    /// Whether the items of `set` and `map` lists must be unique: in objects, not in defaults
-    /// (the API server checks list types apart from the schema's validator).
-    unique_lists: bool,
+    /// Whether the walk checks an object, not a CRD schema's default: the items of `set` and
+    /// `map` lists must be unique (the API server checks list types apart from the schema's
+    /// validator, which is all a default gets), and an embedded resource's `apiVersion`, `kind`
+    /// and `metadata` are not checked against the schema (a default's are).
+    of_object: bool,
 }
 
 impl<'v> Walk<'_, 'v> {
@@ -460,7 +462,7 @@ impl<'v> Walk<'_, 'v> {
                     errors: Vec::new(),
                     cel: Vec::new(),
                     rules: self.rules,
-                    unique_lists: self.unique_lists,
+                    of_object: self.of_object,
                 };
                 inner.node(branch, at, value, None, Ratchet::Check, false);
                 inner.errors
@@ -521,7 +523,7 @@ impl<'v> Walk<'_, 'v> {
         let additional = schema["additionalProperties"]
             .is_object()
             .then_some(&schema["additionalProperties"]);
-        let embedded = schema["x-kubernetes-embedded-resource"] == true;
+        let embedded = self.of_object && schema["x-kubernetes-embedded-resource"] == true;
         for (name, value) in fields {
             if (root || embedded) && TYPE_AND_METADATA.contains(&name.as_str()) {
                 continue;
@@ -576,7 +578,7 @@ impl<'v> Walk<'_, 'v> {
                 _ => None,
             };
             if let Some(identity) = identity {
-                if self.unique_lists && ratchet == Ratchet::Check && seen.contains(&identity) {
+                if self.of_object && ratchet == Ratchet::Check && seen.contains(&identity) {
                     let at = at.item(index);
                     self.error(
                         ErrorType::Duplicate,

@@ -414,6 +414,48 @@ fn resources() -> Vec<Case> {
             ),
         ),
         created(
+            "a CRD whose embedded resource's default has an invalid label",
+            crd_with_spec(
+                json!({ "tpl": embedded(json!({ "default": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": { "labels": { "bad key!": "x" } },
+                } })) }),
+                json!({}),
+            ),
+        ),
+        created(
+            "a CRD whose embedded resource's default is not of its kind's enum",
+            crd_with_spec(
+                json!({ "tpl": {
+                    "type": "object",
+                    "x-kubernetes-embedded-resource": true,
+                    "properties": {
+                        "apiVersion": { "type": "string" },
+                        "kind": { "type": "string", "enum": ["Pod"] },
+                        "metadata": { "type": "object" },
+                    },
+                    "default": { "apiVersion": "v1", "kind": "Job" },
+                } }),
+                json!({}),
+            ),
+        ),
+        created(
+            "a CRD whose embedded resource's metadata has a default with a name that is no path segment",
+            crd_with_spec(
+                json!({ "tpl": {
+                    "type": "object",
+                    "x-kubernetes-embedded-resource": true,
+                    "properties": {
+                        "apiVersion": { "type": "string" },
+                        "kind": { "type": "string" },
+                        "metadata": { "type": "object", "default": { "name": "a/b" } },
+                    },
+                } }),
+                json!({}),
+            ),
+        ),
+        created(
             "a CRD whose embedded resource's default keeps its metadata as it is",
             crd_with_spec(
                 json!({ "tpl": embedded(json!({ "default": {
