@@ -178,18 +178,7 @@ impl<'s> KindTypes<'s> {
         more.push("derive = \"PartialEq\"".to_string());
         let _ = writeln!(attributes, "#[kube({})]", more.join(", "));
         if self.spec_may_be_absent {
-            let _ = write!(
-                attributes,
-                "// The CRD does not require a spec: a {kind} without one, or with `spec: null`, reads \
-                 as the\n\
-                 // default spec (as Go reads its zero value), instead of failing to decode, which \
-                 would stall\n\
-                 // every watch of the kind. `remote = \"Self\"` turns the serde derives into functions \
-                 that\n\
-                 // `spec_or_default!` below builds the impls on.\n\
-                 #[serde(remote = \"Self\")]\n",
-                kind = kind.kind
-            );
+            attributes.push_str(&ABSENT_SPEC.replace("{kind}", kind.kind));
         }
         let style = Style::Foreign {
             default: self.spec_may_be_absent,
@@ -209,6 +198,14 @@ impl<'s> KindTypes<'s> {
         out
     }
 }
+
+/// Between the spec's `#[kube(...)]` and its fields, where the CRD does not require a spec.
+const ABSENT_SPEC: &str = r#"// The CRD does not require a spec: a {kind} without one, or with `spec: null`, reads as the
+// default spec (as Go reads its zero value), instead of failing to decode, which would stall
+// every watch of the kind. `remote = "Self"` keeps the serde derives as plain functions, which
+// `spec_or_default!` below wraps in the `Deserialize` and `Serialize` impls.
+#[serde(remote = "Self")]
+"#;
 
 /// Whether a schema describes an object (or leaves the type open).
 fn is_object(schema: &Value) -> bool {
