@@ -4,9 +4,10 @@
 //! that does not list `spec` under `required` lets the API server store objects with no spec, or
 //! with `spec: null` where the schema makes it nullable; such an object fails to decode, and one
 //! object that fails to decode fails the watcher's whole list: the controllers of the kind stall.
-//! Go reads such an object as the spec's zero value. [`spec_or_default!`] does the same for a
-//! Rust spec type: a missing or null spec reads as its [`Default`]; a spec that is there reads,
-//! and every spec writes, as the type's derives say.
+//! Go reads such an object as the spec's zero value.
+//! [`spec_or_default!`](crate::spec_or_default) does the same for a Rust spec type: a missing or
+//! null spec reads as its [`Default`]; a spec that is there reads, and every spec writes, as the
+//! type's derives say.
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
@@ -36,13 +37,13 @@
 
 use serde::{Deserialize, Deserializer};
 
-/// What [`spec_or_default!`]'s impls need from serde, so that the macro works in a crate that
-/// names serde otherwise (or not at all).
+/// What the impls of [`spec_or_default!`](crate::spec_or_default) need from serde, so that the
+/// macro works in a crate that names serde otherwise (or not at all).
 #[doc(hidden)]
 pub use serde as __serde;
 
 /// The derived `Deserialize` of a type with `#[serde(remote = "Self")]`, which
-/// [`spec_or_default!`] implements for it.
+/// [`spec_or_default!`](crate::spec_or_default) implements for it.
 pub trait DerivedDeserialize<'de>: Sized {
     /// Reads the type as its derive does.
     fn derived<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error>;

@@ -200,12 +200,13 @@ impl<'s> KindTypes<'s> {
 }
 
 /// Between the spec's `#[kube(...)]` and its fields, where the CRD does not require a spec.
-const ABSENT_SPEC: &str = r#"// The CRD does not require a spec: a {kind} without one, or with `spec: null`, reads as the
+const ABSENT_SPEC: &str = "\
+// The CRD does not require a spec: a {kind} without one, or with `spec: null`, reads as the
 // default spec (as Go reads its zero value), instead of failing to decode, which would stall
-// every watch of the kind. `remote = "Self"` keeps the serde derives as plain functions, which
+// every watch of the kind. `remote = \"Self\"` keeps the serde derives as plain functions, which
 // `spec_or_default!` below wraps in the `Deserialize` and `Serialize` impls.
-#[serde(remote = "Self")]
-"#;
+#[serde(remote = \"Self\")]
+";
 
 /// Whether a schema describes an object (or leaves the type open).
 fn is_object(schema: &Value) -> bool {
