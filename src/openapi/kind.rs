@@ -72,10 +72,6 @@ impl<'s> KindTypes<'s> {
         // can hold them beside kube's own.
         let preserved = super::ir::flag(schema, "x-kubernetes-preserve-unknown-fields");
         let no_spec = others || preserved || !spec.is_some_and(is_object);
-        // Not required, or `null` allowed: the API server stores objects without a spec.
-        let spec_may_be_absent = !no_spec
-            && (!super::ir::required(schema).contains("spec")
-                || spec.is_some_and(|s| super::ir::flag(s, "nullable")));
         if no_spec {
             let name = format!("{type_name}Fields");
             types.reserve(&name);
@@ -126,7 +122,7 @@ impl<'s> KindTypes<'s> {
         Ok(Self {
             types,
             no_spec,
-            spec_may_be_absent,
+            spec_may_be_absent: !no_spec && may_be_absent(schema, spec),
             status,
         })
     }
@@ -207,6 +203,13 @@ const ABSENT_SPEC: &str = "\
 // `spec_or_default!` below wraps in the `Deserialize` and `Serialize` impls.
 #[serde(remote = \"Self\")]
 ";
+
+/// Whether objects of the kind may lack `spec` (of schema `spec`): the root does not require it,
+/// or lets it be `null`.
+fn may_be_absent(schema: &Value, spec: Option<&Value>) -> bool {
+    !super::ir::required(schema).contains("spec")
+        || spec.is_some_and(|s| super::ir::flag(s, "nullable"))
+}
 
 /// Whether a schema describes an object (or leaves the type open).
 fn is_object(schema: &Value) -> bool {
