@@ -875,12 +875,8 @@ const FAULTS: &[Fault] = &[
 #[test]
 fn each_class_of_fault_is_named() {
     let (tmp, dir) = bundle_of(&WEBHOOKS);
-    let good = dir.join("bundle");
     for fault in FAULTS {
-        let bundle = tmp.path().join(fault.name.replace(' ', "-"));
-        copy_dir(&good, &bundle);
-        (fault.plant)(&bundle);
-        let (ok, report) = validate(&dir, bundle.to_str().unwrap());
+        let (ok, report) = validate_planted(&dir, &tmp, fault.name, fault.plant, &[]);
         assert!(!ok, "{}: the bundle passed:\n{report}", fault.name);
         assert!(
             report
@@ -1063,14 +1059,8 @@ const ACCEPTED: &[Fault] = &[
 #[test]
 fn what_operator_framework_accepts_passes() {
     let (tmp, dir) = bundle_of(&WEBHOOKS);
-    let good = dir.join("bundle");
     for accepted in ACCEPTED {
-        let bundle = tmp
-            .path()
-            .join(accepted.name.replace([' ', '<', '>', '|'], "-"));
-        copy_dir(&good, &bundle);
-        (accepted.plant)(&bundle);
-        let (ok, report) = validate(&dir, bundle.to_str().unwrap());
+        let (ok, report) = validate_planted(&dir, &tmp, accepted.name, accepted.plant, &[]);
         assert!(
             ok && !report.contains("ERROR"),
             "{}: refused:\n{report}",
@@ -1180,18 +1170,11 @@ const OPERATOR_RS_FAULTS: &[Fault] = &[
 #[test]
 fn the_operator_rs_suite_names_what_breaks_installs() {
     let (tmp, dir) = bundle_of(&WEBHOOKS);
-    let good = dir.join("bundle");
     let (ok, report) = validate_with(&dir, "./bundle", &["--select-optional", "name=operator-rs"]);
     assert!(ok && !report.contains("ERROR"), "{report}");
     for fault in OPERATOR_RS_FAULTS {
-        let bundle = tmp.path().join(fault.name.replace(' ', "-"));
-        copy_dir(&good, &bundle);
-        (fault.plant)(&bundle);
-        let (ok, report) = validate_with(
-            &dir,
-            bundle.to_str().unwrap(),
-            &["--select-optional", "name=operator-rs"],
-        );
+        let suite = ["--select-optional", "name=operator-rs"];
+        let (ok, report) = validate_planted(&dir, &tmp, fault.name, fault.plant, &suite);
         assert!(!ok, "{}: the bundle passed:\n{report}", fault.name);
         assert!(
             report
@@ -1251,10 +1234,7 @@ fn symbolic_links_are_followed_inside_the_bundle_only() {
         ),
     ];
     for (name, plant, expected) in cases {
-        let bundle = tmp.path().join(format!("links-{name}"));
-        copy_dir(&good, &bundle);
-        plant(&bundle);
-        let (ok, report) = validate(&dir, bundle.to_str().unwrap());
+        let (ok, report) = validate_planted(&dir, &tmp, name, plant, &[]);
         assert!(!ok, "{name}: the bundle passed:\n{report}");
         assert!(
             report
@@ -1287,7 +1267,6 @@ fn special_files_are_named_and_never_read() {
         assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
     }
     let (tmp, dir) = bundle_of(&WEBHOOKS);
-    let good = dir.join("bundle");
     type Plant<'a> = &'a dyn Fn(&Path);
     let cases: [(&str, Plant, &str); 6] = [
         (
@@ -1333,10 +1312,7 @@ fn special_files_are_named_and_never_read() {
         ),
     ];
     for (name, plant, expected) in cases {
-        let bundle = tmp.path().join(format!("special-{name}"));
-        copy_dir(&good, &bundle);
-        plant(&bundle);
-        let (ok, report) = validate(&dir, bundle.to_str().unwrap());
+        let (ok, report) = validate_planted(&dir, &tmp, name, plant, &[]);
         assert!(!ok, "{name}: the bundle passed:\n{report}");
         let errors: Vec<&str> = report.lines().filter(|l| l.contains(expected)).collect();
         assert_eq!(
@@ -1443,6 +1419,21 @@ fn pipes_among_the_inputs_are_refused() {
         &bundle_from("--deploy-dir"),
         "deploy/extra.yaml: a symbolic link out of the folder (to /dev/zero)",
     );
+}
+
+/// `bundle validate` (with `flags`) of a copy of the project's bundle (`dir`/bundle), made under
+/// `tmp` for the case `name` and changed by `plant`: whether it passed, and what it said.
+fn validate_planted(
+    dir: &Path,
+    tmp: &tempfile::TempDir,
+    name: &str,
+    plant: impl FnOnce(&Path),
+    flags: &[&str],
+) -> (bool, String) {
+    let bundle = tmp.path().join(name.replace([' ', '<', '>', '|'], "-"));
+    copy_dir(&dir.join("bundle"), &bundle);
+    plant(&bundle);
+    validate_with(dir, bundle.to_str().unwrap(), flags)
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -117,7 +117,7 @@ impl Rules {
 }
 
 /// Removes the rules of the schema node `schema` and of every node below it.
-fn strip_rules(schema: &mut Value) {
+pub(super) fn strip_rules(schema: &mut Value) {
     let Some(node) = schema.as_object_mut() else {
         return;
     };

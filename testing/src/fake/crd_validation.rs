@@ -1,8 +1,9 @@
 //! The API server's validation of a CustomResourceDefinition (apiextensions'
 //! `ValidateCustomResourceDefinition`), in its order and words: the name (`<plural>.<group>`),
 //! the group and scope, the versions (names, one storage version, schemas required), the names,
-//! and each schema's CEL rules (rules and message expressions that do not compile or name
-//! fields the schema does not have, and rules that cost too much: `cel_check.rs`).
+//! and each schema's defaults (`crd_defaults.rs`) and CEL rules (rules and message expressions
+//! that do not compile or name fields the schema does not have, and rules that cost too much:
+//! `cel_check.rs`).
 //!
 //! The API server validates a CRD in its internal form, where a schema every version shares is
 //! `spec.validation`: errors about it are named so (`spec.validation.openAPIV3Schema.
@@ -12,6 +13,7 @@
 use serde_json::Value;
 
 use super::cel_check::{self, Cost, RuleCost};
+use super::crd_defaults;
 use super::errors::{ErrorType, FieldError, go_quote};
 use super::names;
 
@@ -48,7 +50,13 @@ fn shared_schema(crd: &Value) -> Option<&Value> {
 /// The errors of the CRD `crd` (`old` before an update) beyond its metadata (checked as every
 /// object's, with [`name_errors`] besides): its spec, then the stored versions it will have.
 pub(super) fn validate(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
-    let mut errors = spec_errors(crd);
+    // A CRD that had defaults with unknown fields may keep them (they were allowed once).
+    let require_pruned = !old.is_some_and(|old| {
+        versions(old)
+            .iter()
+            .any(|version| crd_defaults::has_unpruned(&version["schema"]["openAPIV3Schema"]))
+    });
+    let mut errors = spec_errors(crd, require_pruned);
     errors.extend(stored_versions_errors(crd, old));
     errors
 }
@@ -112,8 +120,8 @@ fn stored_versions_errors(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
     errors
 }
 
-/// The errors of the CRD's spec.
-fn spec_errors(crd: &Value) -> Vec<FieldError> {
+/// The errors of the CRD's spec (`require_pruned`: defaults must not have unknown fields).
+fn spec_errors(crd: &Value, require_pruned: bool) -> Vec<FieldError> {
     let spec = &crd["spec"];
     let mut errors = Vec::new();
     errors.extend(group_errors(spec["group"].as_str().unwrap_or_default()));
@@ -136,12 +144,13 @@ fn spec_errors(crd: &Value) -> Vec<FieldError> {
             }
         }
     }
-    errors.extend(version_errors(crd, shared.is_none()));
+    errors.extend(version_errors(crd, shared.is_none(), require_pruned));
     errors.extend(names_errors(&spec["names"]));
     if let Some(schema) = shared {
         errors.extend(schema_errors(
             &schema["openAPIV3Schema"],
             "spec.validation.openAPIV3Schema",
+            require_pruned,
         ));
     }
     errors
@@ -184,7 +193,7 @@ fn group_errors(group: &str) -> Vec<FieldError> {
     Vec::new()
 }
 
-fn version_errors(crd: &Value, per_version_schemas: bool) -> Vec<FieldError> {
+fn version_errors(crd: &Value, per_version_schemas: bool, require_pruned: bool) -> Vec<FieldError> {
     let versions = versions(crd);
     let mut errors = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
@@ -203,7 +212,8 @@ fn version_errors(crd: &Value, per_version_schemas: bool) -> Vec<FieldError> {
         }
         if per_version_schemas && !version["schema"]["openAPIV3Schema"].is_null() {
             let at = format!("spec.versions[{index}].schema.openAPIV3Schema");
-            errors.extend(schema_errors(&version["schema"]["openAPIV3Schema"], &at));
+            let schema = &version["schema"]["openAPIV3Schema"];
+            errors.extend(schema_errors(schema, &at, require_pruned));
         }
     }
     let go_versions = || go_versions(crd, per_version_schemas);
@@ -295,9 +305,16 @@ fn names_errors(names: &Value) -> Vec<FieldError> {
     errors
 }
 
-/// The errors of a schema's CEL rules, node by node, then of their cost in all.
-fn schema_errors(schema: &Value, at: &str) -> Vec<FieldError> {
-    let mut errors = Vec::new();
+/// The errors of a schema: its defaults (`crd_defaults.rs`), the defaults it forbids, then,
+/// if its defaults are valid (the API server checks the rules of such schemas only), its CEL
+/// rules, node by node, and their cost in all.
+fn schema_errors(schema: &Value, at: &str, require_pruned: bool) -> Vec<FieldError> {
+    let mut errors = crd_defaults::errors(schema, at, require_pruned);
+    let defaults_valid = errors.is_empty();
+    errors.extend(crd_defaults::forbidden(schema, at));
+    if !defaults_valid {
+        return errors;
+    }
     let mut costs = Vec::new();
     node_errors(schema, at, Cost::ONE, &mut errors, &mut costs);
     let total: u64 = costs

@@ -134,6 +134,7 @@ mod api_types;
 mod built_in;
 mod cel;
 mod cel_check;
+mod crd_defaults;
 mod crd_validation;
 mod decode;
 mod errors;

@@ -13,7 +13,7 @@
 use serde_json::{Map, Value};
 
 use super::cel::Rules;
-use super::errors::{ErrorType, FieldError, go_float};
+use super::errors::{ErrorType, FieldError, go_float, go_quote};
 
 /// A custom resource's schema, ready to prune, default and validate objects.
 pub(super) struct Schema {
@@ -46,6 +46,41 @@ impl Schema {
         pruned
     }
 
+    /// The errors of `value` as the `default` of this schema's root, a node of a CRD's schema
+    /// (not a resource's root: `apiVersion`, `kind` and `metadata` are checked as any field),
+    /// with paths relative to the node (`""`, `size`, `[0]`): the value as kube-openapi checks
+    /// it, then, if it passes, the CEL rules of the node and of the nodes below, the default
+    /// being `oldSelf` too, as the API server evaluates them (an update from the default to
+    /// itself: transition rules run).
+    pub(super) fn validate_default(&self, value: &Value) -> Vec<FieldError> {
+        let mut walk = Walk {
+            errors: Vec::new(),
+            cel: Vec::new(),
+            rules: &self.rules,
+            of_object: false,
+        };
+        let at = At {
+            field: String::new(),
+            schema: String::new(),
+        };
+        walk.node(&self.root, &at, value, None, Ratchet::Check, false);
+        if !walk.errors.is_empty() {
+            return walk.errors;
+        }
+        let mut errors = Vec::new();
+        for call in walk.cel {
+            errors.extend(self.rules.evaluate(
+                &call.at.schema,
+                &call.at.field,
+                call.type_name,
+                call.value,
+                Some(call.value),
+                false,
+            ));
+        }
+        errors
+    }
+
     /// Sets the `default` of every missing field (and of `null` fields that may not be null),
     /// within defaults too, as the API server does when it decodes or reads an object.
     pub(super) fn default(&self, object: &mut Value) {
@@ -61,6 +96,7 @@ impl Schema {
             errors: Vec::new(),
             cel: Vec::new(),
             rules: &self.rules,
+            of_object: true,
         };
         let at = At {
             field: String::new(),
@@ -178,6 +214,11 @@ struct Walk<'s, 'v> {
     errors: Vec<FieldError>,
     cel: Vec<CelCall<'v>>,
     rules: &'s Rules,
+    /// Whether the walk checks an object, not a CRD schema's default: the items of `set` and
+    /// `map` lists must be unique (the API server checks list types apart from the schema's
+    /// validator, which is all a default gets), and an embedded resource's `apiVersion`, `kind`
+    /// and `metadata` are not checked against the schema (a default's are).
+    of_object: bool,
 }
 
 impl<'v> Walk<'_, 'v> {
@@ -218,10 +259,21 @@ impl<'v> Walk<'_, 'v> {
         }
     }
 
-    /// The checks of the node itself; false when its type is wrong (nothing else is checked).
+    /// The checks of the node itself, in kube-openapi's order (its validators: the junctors,
+    /// the string, the number, the list, the enum, the object); false when its type is wrong
+    /// (nothing else is checked).
     fn value(&mut self, schema: &Value, at: &At, value: &Value) -> bool {
         if !self.type_fits(schema, at, value) {
             return false;
+        }
+        for junctor in ["anyOf", "oneOf", "allOf", "not"] {
+            self.junctor(schema, junctor, at, value);
+        }
+        match value {
+            Value::Number(_) => self.number(schema, at, value),
+            Value::String(text) => self.string(schema, at, text),
+            Value::Array(items) => self.bounds(schema, at, items.len(), "items"),
+            _ => {}
         }
         if let Some(allowed) = schema["enum"].as_array()
             && !allowed.iter().any(|allowed| same(allowed, value))
@@ -236,15 +288,8 @@ impl<'v> Walk<'_, 'v> {
             let detail = format!("supported values: {}", supported.join(", "));
             self.error(ErrorType::NotSupported, at, Some(value.clone()), detail);
         }
-        match value {
-            Value::Number(_) => self.number(schema, at, value),
-            Value::String(text) => self.string(schema, at, text),
-            Value::Array(items) => self.bounds(schema, at, items.len(), "items"),
-            Value::Object(fields) => self.bounds(schema, at, fields.len(), "properties"),
-            _ => {}
-        }
-        for junctor in ["allOf", "anyOf", "oneOf", "not"] {
-            self.junctor(schema, junctor, at, value);
+        if let Value::Object(fields) = value {
+            self.bounds(schema, at, fields.len(), "properties");
         }
         true
     }
@@ -326,9 +371,20 @@ impl<'v> Walk<'_, 'v> {
     fn number(&mut self, schema: &Value, at: &At, value: &Value) {
         let number = value.as_f64().unwrap_or_default();
         let path = &at.field;
+        // kube-openapi's order: the multiple, then the minimum, then the maximum.
+        if let Some(factor) = schema["multipleOf"].as_f64()
+            && factor > 0.0
+            && (number / factor).fract() != 0.0
+        {
+            let detail = format!(
+                "{path} in body should be a multiple of {}",
+                go_float(factor)
+            );
+            self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
+        }
         let bounds = [
-            ("maximum", "exclusiveMaximum", "less than"),
             ("minimum", "exclusiveMinimum", "greater than"),
+            ("maximum", "exclusiveMaximum", "less than"),
         ];
         for (bound, exclusive, relation) in bounds {
             let Some(limit) = schema[bound].as_f64() else {
@@ -350,53 +406,21 @@ impl<'v> Walk<'_, 'v> {
                 self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
             }
         }
-        if let Some(factor) = schema["multipleOf"].as_f64()
-            && factor > 0.0
-            && (number / factor).fract() != 0.0
-        {
-            let detail = format!(
-                "{path} in body should be a multiple of {}",
-                go_float(factor)
-            );
-            self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
-        }
     }
 
+    /// The length bounds and the pattern, of which kube-openapi reports the first that fails
+    /// only; then the format.
     fn string(&mut self, schema: &Value, at: &At, text: &str) {
+        if let Some((kind, detail)) = string_bounds_error(schema, &at.field, text) {
+            self.error(kind, at, Some(Value::String(text.to_owned())), detail);
+        }
         let path = &at.field;
-        let length = text.chars().count() as u64;
-        let value = || Some(Value::String(text.to_owned()));
-        if let Some(max) = schema["maxLength"].as_u64()
-            && length > max
-        {
-            let bytes = if max == 1 { "byte" } else { "bytes" };
-            let detail = format!("may not be more than {max} {bytes}");
-            self.error(ErrorType::TooLong, at, value(), detail);
-        }
-        if let Some(min) = schema["minLength"].as_u64()
-            && length < min
-        {
-            let detail = format!("{path} in body should be at least {min} chars long");
-            self.error(ErrorType::Invalid, at, value(), detail);
-        }
-        if let Some(pattern) = schema["pattern"].as_str() {
-            match regex::Regex::new(pattern) {
-                Ok(regex) if regex.is_match(text) => {}
-                Ok(_) => {
-                    let detail = format!("{path} in body should match '{pattern}'");
-                    self.error(ErrorType::Invalid, at, value(), detail);
-                }
-                Err(error) => {
-                    let detail = format!("the schema's pattern '{pattern}' is invalid: {error}");
-                    self.error(ErrorType::Invalid, at, value(), detail);
-                }
-            }
-        }
         if let Some(format) = schema["format"].as_str()
             && !super::formats::is_valid(format, text)
         {
             let detail = format!("{path} in body must be of type {format}: \"{text}\"");
-            self.error(ErrorType::TypeInvalid, at, value(), detail);
+            let value = Some(Value::String(text.to_owned()));
+            self.error(ErrorType::TypeInvalid, at, value, detail);
         }
     }
 
@@ -420,37 +444,61 @@ impl<'v> Walk<'_, 'v> {
         }
     }
 
-    /// `allOf`, `anyOf`, `oneOf` and `not`: value validations only, in structural schemas.
+    /// `anyOf`, `oneOf`, `allOf` and `not` (value validations only, in structural schemas), as
+    /// kube-openapi checks them: each branch against the value, its children too; a junctor
+    /// that fails says so (`"spec.n" must validate at least one schema (anyOf)`, the path
+    /// quoted, the value shown as `""`) with the errors of its first failing branch (of every
+    /// branch for `allOf`, before it).
     fn junctor(&mut self, schema: &Value, junctor: &str, at: &At, value: &Value) {
         let branches: Vec<&Value> = match &schema[junctor] {
             Value::Array(branches) => branches.iter().collect(),
             Value::Object(_) => vec![&schema[junctor]],
             _ => return,
         };
-        let mut valid = 0;
-        for branch in &branches {
-            let mut inner = Walk {
-                errors: Vec::new(),
-                cel: Vec::new(),
-                rules: self.rules,
-            };
-            inner.value(branch, at, value);
-            if inner.errors.is_empty() {
-                valid += 1;
-            } else if junctor == "allOf" {
-                self.errors.extend(inner.errors);
+        let results: Vec<Vec<FieldError>> = branches
+            .iter()
+            .map(|branch| {
+                let mut inner = Walk {
+                    errors: Vec::new(),
+                    cel: Vec::new(),
+                    rules: self.rules,
+                    of_object: self.of_object,
+                };
+                inner.node(branch, at, value, None, Ratchet::Check, false);
+                inner.errors
+            })
+            .collect();
+        let valid = results.iter().filter(|errors| errors.is_empty()).count();
+        let first_failure = results.iter().find(|errors| !errors.is_empty());
+        let (failed, shown) = match junctor {
+            "anyOf" if valid == 0 => (
+                "must validate at least one schema (anyOf)".to_owned(),
+                first_failure,
+            ),
+            "oneOf" if valid == 0 => (
+                "must validate one and only one schema (oneOf). Found none valid".to_owned(),
+                first_failure,
+            ),
+            "oneOf" if valid > 1 => (
+                format!(
+                    "must validate one and only one schema (oneOf). Found {valid} valid alternatives"
+                ),
+                None,
+            ),
+            "allOf" => {
+                self.errors.extend(results.iter().flatten().cloned());
+                if valid == results.len() {
+                    return;
+                }
+                let none = if valid == 0 { ". None validated" } else { "" };
+                (format!("must validate all the schemas (allOf){none}"), None)
             }
-        }
-        let failed = match junctor {
-            "anyOf" => (valid == 0).then_some("must validate at least one schema (anyOf)"),
-            "oneOf" => (valid != 1).then_some("must validate one and only one schema (oneOf)"),
-            "not" => (valid == 1).then_some("must not validate the schema (not)"),
-            _ => None,
+            "not" if valid == 1 => ("must not validate the schema (not)".to_owned(), None),
+            _ => return,
         };
-        if let Some(failed) = failed {
-            let detail = format!("{} in body {failed}", at.field);
-            self.error(ErrorType::Invalid, at, Some(value.clone()), detail);
-        }
+        let detail = format!("{} {failed}", go_quote(&at.field));
+        self.error(ErrorType::Invalid, at, Some(Value::from("")), detail);
+        self.errors.extend(shown.into_iter().flatten().cloned());
     }
 
     fn object(
@@ -475,7 +523,7 @@ impl<'v> Walk<'_, 'v> {
         let additional = schema["additionalProperties"]
             .is_object()
             .then_some(&schema["additionalProperties"]);
-        let embedded = schema["x-kubernetes-embedded-resource"] == true;
+        let embedded = self.of_object && schema["x-kubernetes-embedded-resource"] == true;
         for (name, value) in fields {
             if (root || embedded) && TYPE_AND_METADATA.contains(&name.as_str()) {
                 continue;
@@ -530,7 +578,7 @@ impl<'v> Walk<'_, 'v> {
                 _ => None,
             };
             if let Some(identity) = identity {
-                if ratchet == Ratchet::Check && seen.contains(&identity) {
+                if self.of_object && ratchet == Ratchet::Check && seen.contains(&identity) {
                     let at = at.item(index);
                     self.error(
                         ErrorType::Duplicate,
@@ -562,6 +610,36 @@ impl<'v> Walk<'_, 'v> {
                 false,
             );
         }
+    }
+}
+
+/// The first of a string's `maxLength`, `minLength` and `pattern` that `text` (at `path`) fails.
+fn string_bounds_error(schema: &Value, path: &str, text: &str) -> Option<(ErrorType, String)> {
+    let length = text.chars().count() as u64;
+    if let Some(max) = schema["maxLength"].as_u64()
+        && length > max
+    {
+        let bytes = if max == 1 { "byte" } else { "bytes" };
+        let detail = format!("may not be more than {max} {bytes}");
+        return Some((ErrorType::TooLong, detail));
+    }
+    if let Some(min) = schema["minLength"].as_u64()
+        && length < min
+    {
+        let detail = format!("{path} in body should be at least {min} chars long");
+        return Some((ErrorType::Invalid, detail));
+    }
+    let pattern = schema["pattern"].as_str()?;
+    match regex::Regex::new(pattern) {
+        Ok(regex) if regex.is_match(text) => None,
+        Ok(_) => Some((
+            ErrorType::Invalid,
+            format!("{path} in body should match '{pattern}'"),
+        )),
+        Err(error) => Some((
+            ErrorType::Invalid,
+            format!("the schema's pattern '{pattern}' is invalid: {error}"),
+        )),
     }
 }
 
@@ -624,6 +702,15 @@ fn declared_type(schema: &Value) -> &'static str {
         Some("boolean") => "boolean",
         _ => "",
     }
+}
+
+/// Removes from `value` the fields that the schema node `schema` does not know, as the API
+/// server prunes a default (`resource_root`: the node is a resource's root or an embedded
+/// resource, whose `apiVersion`, `kind` and `metadata` are kept); returns their paths.
+pub(super) fn prune_node(schema: &Value, value: &mut Value, resource_root: bool) -> Vec<String> {
+    let mut pruned = Vec::new();
+    prune(schema, value, "", resource_root, &mut pruned);
+    pruned
 }
 
 /// Drops the fields `schema` does not declare, unless it keeps unknown fields.
@@ -796,6 +883,58 @@ mod tests {
             ["spec.labels.a: Too long: may not be more than 3 bytes"]
         );
         assert!(check(json!({ "size": 2, "labels": { "a": "ok" } })).is_empty());
+    }
+
+    #[test]
+    fn junctors_and_bounds_are_reported_as_kube_openapi_reports_them() {
+        let check = |node: Value, value: Value| {
+            let schema = Schema::new(json!({ "type": "object", "properties": { "n": node } }));
+            messages(&schema.unwrap().validate(&json!({ "n": value }), None))
+        };
+        let outside = json!([{ "maximum": 2 }, { "minimum": 10 }]);
+        assert_eq!(
+            check(json!({ "type": "integer", "anyOf": outside }), json!(5)),
+            [
+                r#"n: Invalid value: "": "n" must validate at least one schema (anyOf)"#,
+                "n: Invalid value: 5: n in body should be less than or equal to 2",
+            ]
+        );
+        assert_eq!(
+            check(
+                json!({ "type": "integer", "allOf": [{ "maximum": 2 }, { "minimum": 1 }] }),
+                json!(5)
+            ),
+            [
+                "n: Invalid value: 5: n in body should be less than or equal to 2",
+                r#"n: Invalid value: "": "n" must validate all the schemas (allOf)"#,
+            ]
+        );
+        assert_eq!(
+            check(
+                json!({ "type": "integer", "not": { "maximum": 10 } }),
+                json!(5)
+            ),
+            [r#"n: Invalid value: "": "n" must not validate the schema (not)"#]
+        );
+        // A string's first failing bound only; a number's multiple, minimum, maximum in turn.
+        assert_eq!(
+            check(
+                json!({ "type": "string", "maxLength": 1, "pattern": "^z" }),
+                json!("ab")
+            ),
+            ["n: Too long: may not be more than 1 byte"]
+        );
+        assert_eq!(
+            check(
+                json!({ "type": "number", "multipleOf": 2, "minimum": 10, "maximum": 5 }),
+                json!(7)
+            ),
+            [
+                "n: Invalid value: 7: n in body should be a multiple of 2",
+                "n: Invalid value: 7: n in body should be greater than or equal to 10",
+                "n: Invalid value: 7: n in body should be less than or equal to 5",
+            ]
+        );
     }
 
     #[test]

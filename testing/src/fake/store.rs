@@ -944,8 +944,13 @@ fn validate(
     // here). A null member is the field's zero value, as the API server decodes a built-in kind
     // into its Go type.
     if kind.built_in_type().is_some() && scope != Scope::Status {
-        let old = old.map(typed::decoded);
-        let object = typed::decoded(object);
+        let raw = if kind.resource() == crd_resource() {
+            typed::CRD_RAW_JSON
+        } else {
+            &[]
+        };
+        let old = old.map(|old| typed::decoded_but(old, raw));
+        let object = typed::decoded_but(object, raw);
         errors.extend(super::built_in::validation::validate(
             kind,
             &object,

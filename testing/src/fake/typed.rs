@@ -30,28 +30,44 @@ pub(super) fn check<K: DeserializeOwned>(object: &Value) -> Result<(), String> {
 /// `lastProbeTime: null` in every pod condition, and a JSON merge patch keeps the nulls inside a
 /// list it replaces; only a CRD's schema refuses a `null` that is not `nullable`.
 pub(super) fn decoded(object: &Value) -> Cow<'_, Value> {
-    fn has_null(value: &Value) -> bool {
+    decoded_but(object, &[])
+}
+
+/// The members of a CRD that its Go type keeps as raw JSON, nulls and all: a schema node's
+/// `default`, `example` and `enum` (`apiextensions.JSON`).
+pub(super) const CRD_RAW_JSON: &[&str] = &["default", "example", "enum"];
+
+/// `object` decoded as [`decoded`] decodes it, but for the members named `raw`, which are kept
+/// as they are.
+pub(super) fn decoded_but<'a>(object: &'a Value, raw: &[&str]) -> Cow<'a, Value> {
+    fn has_null(value: &Value, raw: &[&str]) -> bool {
         match value {
-            Value::Object(fields) => fields.values().any(|v| v.is_null() || has_null(v)),
-            Value::Array(items) => items.iter().any(has_null),
+            Value::Object(fields) => fields
+                .iter()
+                .any(|(key, v)| !raw.contains(&key.as_str()) && (v.is_null() || has_null(v, raw))),
+            Value::Array(items) => items.iter().any(|item| has_null(item, raw)),
             _ => false,
         }
     }
-    fn strip(value: &mut Value) {
+    fn strip(value: &mut Value, raw: &[&str]) {
         match value {
             Value::Object(fields) => {
-                fields.retain(|_, v| !v.is_null());
-                fields.values_mut().for_each(strip);
+                fields.retain(|key, v| raw.contains(&key.as_str()) || !v.is_null());
+                for (key, value) in fields.iter_mut() {
+                    if !raw.contains(&key.as_str()) {
+                        strip(value, raw);
+                    }
+                }
             }
-            Value::Array(items) => items.iter_mut().for_each(strip),
+            Value::Array(items) => items.iter_mut().for_each(|item| strip(item, raw)),
             _ => {}
         }
     }
-    if !has_null(object) {
+    if !has_null(object, raw) {
         return Cow::Borrowed(object);
     }
     let mut object = object.clone();
-    strip(&mut object);
+    strip(&mut object, raw);
     Cow::Owned(object)
 }
 
@@ -94,6 +110,12 @@ mod tests {
         assert_eq!(
             *decoded(&json!({ "a": [{ "b": null, "c": 1 }] })),
             json!({ "a": [{ "c": 1 }] })
+        );
+        // A CRD schema's default is raw JSON: its nulls are kept.
+        let schema = json!({ "x": null, "default": { "a": null }, "enum": [null] });
+        assert_eq!(
+            *decoded_but(&schema, CRD_RAW_JSON),
+            json!({ "default": { "a": null }, "enum": [null] })
         );
     }
 

@@ -383,6 +383,35 @@ fn create(fake: &FakeApiServer, count: usize) -> Vec<String> {
     names
 }
 
+/// A test's world: the fake API server holding `count` objects, and the ledger of reconciles.
+struct Scene {
+    fake: FakeApiServer,
+    ledger: Arc<Ledger>,
+    names: Vec<String>,
+}
+
+impl Scene {
+    fn new(count: usize) -> Scene {
+        let fake = FakeApiServer::new();
+        let names = create(&fake, count);
+        Scene {
+            fake,
+            ledger: Arc::default(),
+            names,
+        }
+    }
+
+    /// A replica of the ring `member`, started now.
+    fn start(&self, member: &str) -> Replica {
+        Replica::start(&self.fake, member, &self.ledger)
+    }
+
+    /// Waits until every object follows the ring of `members` ([`wait_converged`]).
+    async fn converge(&self, members: &[&str], timeout: Duration) -> Duration {
+        wait_converged(&self.fake, &self.ledger, members, &self.names, timeout).await
+    }
+}
+
 /// The shard label of every object, by name.
 fn shards(fake: &FakeApiServer) -> BTreeMap<String, Option<String>> {
     let objects = fake.list::<ConfigMap>();
@@ -477,25 +506,23 @@ fn moved(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn members_share_the_objects_and_a_join_takes_a_third_without_overlap() {
-    let fake = FakeApiServer::new();
-    let ledger = Arc::new(Ledger::default());
-    let names = create(&fake, 300);
-    let a = Replica::start(&fake, "a", &ledger);
-    let b = Replica::start(&fake, "b", &ledger);
-    wait_converged(&fake, &ledger, &["a", "b"], &names, Duration::from_secs(20)).await;
-    let before = shards(&fake);
+    let scene = Scene::new(300);
+    let Scene {
+        fake,
+        ledger,
+        names,
+    } = &scene;
+    let a = scene.start("a");
+    let b = scene.start("b");
+    scene.converge(&["a", "b"], Duration::from_secs(20)).await;
+    let before = shards(fake);
     let moves_before = moves(&[&a, &b]);
 
-    let c = Replica::start(&fake, "c", &ledger);
-    wait_converged(
-        &fake,
-        &ledger,
-        &["a", "b", "c"],
-        &names,
-        Duration::from_secs(20),
-    )
-    .await;
-    let moved = moved(&before, &shards(&fake));
+    let c = scene.start("c");
+    scene
+        .converge(&["a", "b", "c"], Duration::from_secs(20))
+        .await;
+    let moved = moved(&before, &shards(fake));
     // Only to the newcomer, and about a third of the objects.
     assert!(moved.iter().all(|shard| shard.as_deref() == Some("c")));
     let fraction = moved.len() as f64 / names.len() as f64;
@@ -526,41 +553,44 @@ async fn members_share_the_objects_and_a_join_takes_a_third_without_overlap() {
 /// and those of objects that leave are dropped, while the pods themselves never change.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn members_cache_the_mapped_pods_of_their_share_only() {
-    let fake = FakeApiServer::new();
-    let ledger = Arc::new(Ledger::default());
-    let names = create(&fake, 150);
-    for name in &names {
+    let scene = Scene::new(150);
+    let Scene {
+        fake,
+        ledger,
+        names,
+    } = &scene;
+    for name in names {
         fake.put(&pod(name));
     }
     // A pod of no object: no member caches it.
     fake.put(&pod("nobody"));
-    let a = Replica::start(&fake, "a", &ledger);
-    let b = Replica::start(&fake, "b", &ledger);
-    wait_converged(&fake, &ledger, &["a", "b"], &names, Duration::from_secs(20)).await;
-    wait_pods_follow_shares(&fake, &[&a, &b]).await;
+    let a = scene.start("a");
+    let b = scene.start("b");
+    scene.converge(&["a", "b"], Duration::from_secs(20)).await;
+    wait_pods_follow_shares(fake, &[&a, &b]).await;
     let cached = |replica: &Replica| replica.pods.list(Some(NAMESPACE)).len();
     assert!(cached(&a) < names.len() && cached(&b) < names.len());
 
     // A join: a third of the objects move to c, and their pods with them.
-    let c = Replica::start(&fake, "c", &ledger);
+    let c = scene.start("c");
     let members = ["a", "b", "c"];
-    wait_converged(&fake, &ledger, &members, &names, Duration::from_secs(20)).await;
-    wait_pods_follow_shares(&fake, &[&a, &b, &c]).await;
+    scene.converge(&members, Duration::from_secs(20)).await;
+    wait_pods_follow_shares(fake, &[&a, &b, &c]).await;
     assert!(cached(&c) > 0);
 
     // A leave: b's objects go to a and c, and so do their pods.
     b.stop().await;
-    wait_converged(&fake, &ledger, &["a", "c"], &names, Duration::from_secs(20)).await;
-    wait_pods_follow_shares(&fake, &[&a, &c]).await;
+    scene.converge(&["a", "c"], Duration::from_secs(20)).await;
+    wait_pods_follow_shares(fake, &[&a, &c]).await;
 
     // A new pod of one's object comes to its member only.
     let object = &names[0];
     let pods = Api::<Pod>::namespaced(fake.client(), NAMESPACE);
     let name = format!("{object}-pod");
     pods.delete(&name, &DeleteParams::default()).await.unwrap();
-    wait_pods_follow_shares(&fake, &[&a, &c]).await;
+    wait_pods_follow_shares(fake, &[&a, &c]).await;
     fake.put(&pod(object));
-    wait_pods_follow_shares(&fake, &[&a, &c]).await;
+    wait_pods_follow_shares(fake, &[&a, &c]).await;
     assert_eq!(ledger.violations(), Vec::<String>::new());
     for replica in [a, c] {
         replica.stop().await;
@@ -569,25 +599,19 @@ async fn members_cache_the_mapped_pods_of_their_share_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_that_leaves_hands_over_its_objects_only() {
-    let fake = FakeApiServer::new();
-    let ledger = Arc::new(Ledger::default());
-    let names = create(&fake, 200);
-    let a = Replica::start(&fake, "a", &ledger);
-    let b = Replica::start(&fake, "b", &ledger);
-    let c = Replica::start(&fake, "c", &ledger);
-    wait_converged(
-        &fake,
-        &ledger,
-        &["a", "b", "c"],
-        &names,
-        Duration::from_secs(20),
-    )
-    .await;
-    let before = shards(&fake);
+    let scene = Scene::new(200);
+    let Scene { fake, ledger, .. } = &scene;
+    let a = scene.start("a");
+    let b = scene.start("b");
+    let c = scene.start("c");
+    scene
+        .converge(&["a", "b", "c"], Duration::from_secs(20))
+        .await;
+    let before = shards(fake);
 
     b.stop().await;
-    wait_converged(&fake, &ledger, &["a", "c"], &names, Duration::from_secs(20)).await;
-    let after = shards(&fake);
+    scene.converge(&["a", "c"], Duration::from_secs(20)).await;
+    let after = shards(fake);
     for (name, shard) in &before {
         if shard.as_deref() != Some("b") {
             assert_eq!(&after[name], shard, "{name} moved though its member stayed");
@@ -609,10 +633,9 @@ async fn a_member_that_leaves_hands_over_its_objects_only() {
 /// the Lease duration plus 5 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_member_is_taken_over_within_its_lease_duration_and_5_s() {
-    let fake = FakeApiServer::new();
-    let ledger = Arc::new(Ledger::default());
-    let names = create(&fake, 200);
-    let a = Replica::start(&fake, "a", &ledger);
+    let scene = Scene::new(200);
+    let Scene { ledger, .. } = &scene;
+    let a = scene.start("a");
     // `a` leads: it started first, alone.
     operator_rs_testing::wait_until("a leads", Duration::from_secs(10), || {
         a.metrics
@@ -621,20 +644,14 @@ async fn a_crashed_member_is_taken_over_within_its_lease_duration_and_5_s() {
             .contains("operator_rs_shard_members{")
     })
     .await;
-    let b = Replica::start(&fake, "b", &ledger);
-    let c = Replica::start(&fake, "c", &ledger);
-    wait_converged(
-        &fake,
-        &ledger,
-        &["a", "b", "c"],
-        &names,
-        Duration::from_secs(20),
-    )
-    .await;
+    let b = scene.start("b");
+    let c = scene.start("c");
+    scene
+        .converge(&["a", "b", "c"], Duration::from_secs(20))
+        .await;
 
-    a.crash(&ledger).await;
-    let taken_over =
-        wait_converged(&fake, &ledger, &["b", "c"], &names, Duration::from_secs(20)).await;
+    a.crash(ledger).await;
+    let taken_over = scene.converge(&["b", "c"], Duration::from_secs(20)).await;
     assert!(
         taken_over <= FAST.take_over(),
         "taken over in {taken_over:?}"
@@ -648,12 +665,15 @@ async fn a_crashed_member_is_taken_over_within_its_lease_duration_and_5_s() {
 /// reconcile has finished and the member has acknowledged the drain.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_reconcile_holds_the_hand_over_back() {
-    let fake = FakeApiServer::new();
-    let ledger = Arc::new(Ledger::default());
-    let names = create(&fake, 60);
-    let a = Replica::start(&fake, "a", &ledger);
-    let b = Replica::start(&fake, "b", &ledger);
-    wait_converged(&fake, &ledger, &["a", "b"], &names, Duration::from_secs(20)).await;
+    let scene = Scene::new(60);
+    let Scene {
+        fake,
+        ledger,
+        names,
+    } = &scene;
+    let a = scene.start("a");
+    let b = scene.start("b");
+    scene.converge(&["a", "b"], Duration::from_secs(20)).await;
 
     // The objects that will move to `c` get a slow reconcile, started now by a change.
     let three = Ring::new(["a", "b", "c"]);
@@ -680,15 +700,10 @@ async fn a_slow_reconcile_holds_the_hand_over_back() {
         || !ledger.in_flight.lock().unwrap().is_empty(),
     )
     .await;
-    let c = Replica::start(&fake, "c", &ledger);
-    wait_converged(
-        &fake,
-        &ledger,
-        &["a", "b", "c"],
-        &names,
-        Duration::from_secs(30),
-    )
-    .await;
+    let c = scene.start("c");
+    scene
+        .converge(&["a", "b", "c"], Duration::from_secs(30))
+        .await;
     assert_eq!(ledger.violations(), Vec::<String>::new());
     for replica in [a, b, c] {
         replica.stop().await;
@@ -702,20 +717,18 @@ async fn a_slow_reconcile_holds_the_hand_over_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "minutes: run by hack/test-sharding"]
 async fn three_members_and_3000_objects() {
-    let fake = FakeApiServer::new();
-    let ledger = Arc::new(Ledger::default());
-    let names = create(&fake, 3000);
-    let a = Replica::start_with(&fake, "a", &ledger, DEFAULT);
-    let b = Replica::start_with(&fake, "b", &ledger, DEFAULT);
-    let c = Replica::start_with(&fake, "c", &ledger, DEFAULT);
-    let cold = wait_converged(
-        &fake,
-        &ledger,
-        &["a", "b", "c"],
-        &names,
-        Duration::from_secs(300),
-    )
-    .await;
+    let scene = Scene::new(3000);
+    let Scene {
+        fake,
+        ledger,
+        names,
+    } = &scene;
+    let a = Replica::start_with(fake, "a", ledger, DEFAULT);
+    let b = Replica::start_with(fake, "b", ledger, DEFAULT);
+    let c = Replica::start_with(fake, "c", ledger, DEFAULT);
+    let cold = scene
+        .converge(&["a", "b", "c"], Duration::from_secs(300))
+        .await;
     println!("3 members converged 3000 objects in {cold:.2?}");
 
     // Killed mid-run (while the objects are being changed), and the worst case: the leader,
@@ -738,7 +751,7 @@ async fn three_members_and_3000_objects() {
         .iter()
         .map(|replica| replica.member.as_str())
         .collect();
-    killed.crash(&ledger).await;
+    killed.crash(ledger).await;
     let crashed = Instant::now();
     // Taken over: every object of the killed member labelled for a member alive; then
     // reconciled by it.
@@ -749,7 +762,7 @@ async fn three_members_and_3000_objects() {
             .filter(|shard| shard.as_deref() == Some(gone.as_str()))
             .count()
     };
-    while of_gone(&fake) > 0 {
+    while of_gone(fake) > 0 {
         assert!(
             crashed.elapsed() < Duration::from_secs(120),
             "the objects of {gone} never moved"
@@ -758,7 +771,7 @@ async fn three_members_and_3000_objects() {
     }
     let taken_over = crashed.elapsed();
     println!("the objects of the killed leader {gone} were taken over in {taken_over:.2?}");
-    wait_converged(&fake, &ledger, &alive, &names, Duration::from_secs(120)).await;
+    scene.converge(&alive, Duration::from_secs(120)).await;
     println!(
         "and reconciled by the others after {:.2?}",
         crashed.elapsed()
@@ -773,11 +786,11 @@ async fn three_members_and_3000_objects() {
         );
     }
 
-    let before = shards(&fake);
-    let d = Replica::start_with(&fake, "d", &ledger, DEFAULT);
+    let before = shards(fake);
+    let d = Replica::start_with(fake, "d", ledger, DEFAULT);
     let members = [alive[0], alive[1], "d"];
-    let joined = wait_converged(&fake, &ledger, &members, &names, Duration::from_secs(300)).await;
-    let moved = moved(&before, &shards(&fake));
+    let joined = scene.converge(&members, Duration::from_secs(300)).await;
+    let moved = moved(&before, &shards(fake));
     let fraction = moved.len() as f64 / names.len() as f64;
     println!("a member that joined took {fraction:.3} of the objects in {joined:.2?}");
     assert!(moved.iter().all(|shard| shard.as_deref() == Some("d")));

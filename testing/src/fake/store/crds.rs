@@ -97,6 +97,7 @@ impl Store {
         // The spec was validated (`crd_validation.rs`): one storage version, the name.
         let storage = storage_version(object).unwrap_or_default().to_owned();
         if scope != Scope::Status {
+            super::super::crd_defaults::as_stored(object);
             if live.is_none() {
                 // A new CRD: its status is the server's, whatever the request said, and the
                 // API server's controllers accept its names a moment later (`establish`).

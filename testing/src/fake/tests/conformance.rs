@@ -10,7 +10,7 @@
 //! strategic-merge patch of a custom resource, a duplicate field under
 //! `fieldValidation=Strict`, ownerReferences without a uid, names, labels, annotations and
 //! finalizers the API server refuses, a namespace that does not exist, CRDs whose CEL rules do
-//! not compile or cost too much). Where the two cannot agree because they serve different
+//! not compile or cost too much, CRDs whose schema's defaults break it). Where the two cannot agree because they serve different
 //! Kubernetes versions (envtest's binaries here are 1.28; the fake follows k8s-openapi's 1.33),
 //! the case says so and is counted apart.
 //!
@@ -34,6 +34,7 @@ use crate::from_yaml;
 
 mod built_in;
 mod cases;
+mod defaults;
 mod more;
 
 pub(super) use cases::table;

@@ -4,7 +4,8 @@
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{
-    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, ResourceExt,
+    Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams, Preconditions,
+    ResourceExt,
 };
 use kube::{CustomResourceExt as _, Resource as _};
 use serde_json::json;

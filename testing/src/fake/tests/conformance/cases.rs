@@ -178,6 +178,7 @@ pub(in super::super) fn table() -> Vec<Case> {
         crds(),
         super::built_in::cases(),
         super::more::cases(),
+        super::defaults::cases(),
     ]
     .into_iter()
     .flatten()
