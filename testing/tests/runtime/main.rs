@@ -7,6 +7,7 @@
 //! the harness would hold two copies of the runtime's types. The runtime's own unit tests need no
 //! API server.
 
+mod absent_spec;
 mod admission;
 mod cache;
 mod certificates;
