@@ -17,7 +17,7 @@
 
 use std::fmt::Write as _;
 
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 use crate::names::is_format_char;
 
@@ -69,11 +69,23 @@ fn is_inert(markdown: &str) -> bool {
         return false;
     }
     let mut parser = Parser::new_ext(markdown, rustdoc_options()).into_offset_iter();
+    // Where the list items the event is in start (see `heading_on_first_line`).
+    let mut items: Vec<usize> = Vec::new();
     let inert = parser.by_ref().all(|(event, range)| {
         match event {
             // Every line of a list item must be indented to where its text starts (clippy's
             // `doc_lazy_continuation` flags a line that is not).
-            Event::Start(Tag::Item) => continuation_indented(markdown, range),
+            Event::Start(Tag::Item) => {
+                items.push(range.start);
+                continuation_indented(markdown, range)
+            }
+            Event::End(TagEnd::Item) => {
+                items.pop();
+                true
+            }
+            Event::Start(Tag::Heading { .. }) => {
+                items.is_empty() || heading_on_first_line(markdown, items[items.len() - 1], range)
+            }
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => info.trim() == "text",
             Event::Start(
                 Tag::CodeBlock(CodeBlockKind::Indented)
@@ -113,7 +125,9 @@ fn continuation_indented(markdown: &str, item: std::ops::Range<usize>) -> bool {
             fence &= !(trimmed.starts_with("```") || trimmed.starts_with("~~~"));
             return true;
         }
-        if indent >= column && list_marker(trimmed).is_some() {
+        // A marker four columns or more past the item's text is not a list (it continues the
+        // text, which clippy's `doc_overindented_list_items` flags).
+        if (column..column + 4).contains(&indent) && list_marker(trimmed).is_some() {
             nested = true;
             return true;
         }
@@ -121,6 +135,16 @@ fn continuation_indented(markdown: &str, item: std::ops::Range<usize>) -> bool {
         fence = indent == column && (trimmed.starts_with("```") || trimmed.starts_with("~~~"));
         indent == column || nested
     })
+}
+
+/// Whether the heading at `heading` (a byte range of `markdown`) in the list item starting at
+/// `item` is the item's first line, alone (with its setext underline): a heading of more lines, or
+/// under a later line, is one that clippy's `doc_lazy_continuation` reads as an unindented
+/// continuation of the item.
+fn heading_on_first_line(markdown: &str, item: usize, heading: std::ops::Range<usize>) -> bool {
+    let before = markdown.get(item..heading.start).unwrap_or("\n");
+    let text = markdown.get(heading).unwrap_or("\n\n\n");
+    !before.contains('\n') && text.trim_end().lines().count() <= 2
 }
 
 /// `text` as one ```` ```text ```` block, its fence longer than any run of backticks in it.
@@ -337,6 +361,14 @@ mod tests {
             "/// 10) - [ ] task\n///       ===\n///       more\n"
         );
         assert_eq!(doc("-   wide\nnext"), "/// -   wide\n///     next\n");
+        // Found by hack/fuzz: a heading in an item (its underline tab-indented).
+        let found = doc("   - [ ] task\nbidi \u{202e} zero\u{200b}width\n\t===");
+        assert!(found.starts_with("/// ```text\n"), "{found}");
+        // Found by hack/fuzz: a marker too far in is the item's text, overindented.
+        assert_eq!(
+            doc("|---|---|\n- Plain text.\n      - [ ] task"),
+            "/// ```text\n/// |---|---|\n/// - Plain text.\n///       - [ ] task\n/// ```\n"
+        );
         assert_eq!(
             doc("- a\n  - b\n    more of b\n\n  more of a"),
             "/// - a\n///   - b\n///     more of b\n///\n///   more of a\n"
