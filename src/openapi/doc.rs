@@ -68,6 +68,11 @@ fn is_inert(markdown: &str) -> bool {
     if markdown.contains("[^") {
         return false;
     }
+    // A table row beside a list: clippy's reader and ours disagree on where the item ends (a
+    // row may end it or continue it lazily).
+    let table_rows = markdown
+        .lines()
+        .any(|line| line.trim_start().starts_with('|'));
     let mut parser = Parser::new_ext(markdown, rustdoc_options()).into_offset_iter();
     // Where the list items the event is in start (see `heading_on_first_line`).
     let mut items: Vec<usize> = Vec::new();
@@ -77,7 +82,7 @@ fn is_inert(markdown: &str) -> bool {
             // `doc_lazy_continuation` flags a line that is not).
             Event::Start(Tag::Item) => {
                 items.push(range.start);
-                continuation_indented(markdown, range)
+                !table_rows && continuation_indented(markdown, range)
             }
             Event::End(TagEnd::Item) => {
                 items.pop();
@@ -361,6 +366,9 @@ mod tests {
             "/// 10) - [ ] task\n///       ===\n///       more\n"
         );
         assert_eq!(doc("-   wide\nnext"), "/// -   wide\n///     next\n");
+        // Found by hack/fuzz: a table row after a list item.
+        let found = doc("- tab\tinside\n\n\t\n  ``` ```\n| a | b |\n- assert!(false);");
+        assert!(found.starts_with("/// ````text\n"), "{found}");
         // Found by hack/fuzz: a heading in an item (its underline tab-indented).
         let found = doc("   - [ ] task\nbidi \u{202e} zero\u{200b}width\n\t===");
         assert!(found.starts_with("/// ```text\n"), "{found}");
