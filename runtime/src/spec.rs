@@ -9,6 +9,10 @@
 //! null spec reads as its [`Default`]; a spec that is there reads, and every spec writes, as the
 //! type's derives say.
 //!
+//! A spec type that derives its schema should derive schemars' `JsonSchema`, not kube's
+//! `KubeSchema`: `KubeSchema` copies the type's serde attributes, `remote` among them, onto a
+//! struct of its own, whose fields rustc then reports as never read (kube-derive 5.0).
+//!
 //! ```
 //! use serde::{Deserialize, Serialize};
 //!
@@ -35,6 +39,7 @@
 //! assert_eq!(set.spec.replicas, 3);
 //! ```
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::{Deserialize, Deserializer};
 
 /// What the impls of [`spec_or_default!`](crate::spec_or_default) need from serde, so that the
@@ -107,6 +112,42 @@ macro_rules! spec_or_default {
             }
         }
     };
+}
+
+/// `crd` with `spec` no longer required by any of its versions: for a kind whose spec type is
+/// [`spec_or_default!`](crate::spec_or_default), where objects without a spec are valid (a kind
+/// migrated from Go, whose CRD did not require one: objects the Go operator stored keep passing
+/// validation on every write, status writes included, and `kubectl apply` of an object without a
+/// spec is still accepted).
+///
+/// ```
+/// use kube::CustomResourceExt as _;
+/// # #[derive(kube::CustomResource, schemars::JsonSchema, Clone, Debug, Default,
+/// #     serde::Deserialize, serde::Serialize)]
+/// # #[kube(group = "example.com", version = "v1", kind = "Foo")]
+/// # #[serde(remote = "Self")]
+/// # pub struct FooSpec {}
+/// # operator_rs_runtime::spec_or_default!(FooSpec);
+/// let crd = operator_rs_runtime::spec::not_required(Foo::crd());
+/// let schema = crd.spec.versions[0].schema.as_ref().unwrap();
+/// assert_eq!(schema.open_api_v3_schema.as_ref().unwrap().required, None);
+/// ```
+pub fn not_required(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    let roots = crd.spec.versions.iter_mut().filter_map(|version| {
+        version
+            .schema
+            .as_mut()
+            .and_then(|schema| schema.open_api_v3_schema.as_mut())
+    });
+    for root in roots {
+        if let Some(required) = &mut root.required {
+            required.retain(|field| field != "spec");
+            if required.is_empty() {
+                root.required = None;
+            }
+        }
+    }
+    crd
 }
 
 #[cfg(test)]

@@ -206,7 +206,7 @@ const ABSENT_SPEC: &str = "\
 
 /// Whether objects of the kind may lack `spec` (of schema `spec`): the root does not require it,
 /// or lets it be `null`.
-fn may_be_absent(schema: &Value, spec: Option<&Value>) -> bool {
+pub fn may_be_absent(schema: &Value, spec: Option<&Value>) -> bool {
     !super::ir::required(schema).contains("spec")
         || spec.is_some_and(|s| super::ir::flag(s, "nullable"))
 }
