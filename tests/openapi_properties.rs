@@ -1,11 +1,13 @@
 //! The OpenAPI-to-Rust mapping on schemas made up by proptest, by class: names from a hostile
 //! alphabet, keywords and names that collide once in Rust, nesting, preserved unknown fields at
-//! any depth (the whole spec included), top-level fields besides spec and status, and
-//! descriptions with code and invisible characters. For an external kind and for `alpha
+//! any depth (the whole spec included), top-level fields besides spec and status, specs that
+//! the root requires or not (or lets be null), and descriptions with code and invisible
+//! characters. For an external kind and for `alpha
 //! migrate`'s fields alike, the generated code must parse, and serde must carry the example
 //! object through the generated types and back unchanged (read from the code by
-//! `support::serde_model`), the example must be valid for the schema, and both commands must
-//! give the same Rust types for the same schema.
+//! `support::serde_model`), the example must be valid for the schema, an object without the spec
+//! the schema does not require must read as the default spec, and both commands must give the
+//! same Rust types for the same schema.
 //!
 //! In-process and bounded (a few hundred schemas of at most four levels): a few seconds.
 
@@ -213,15 +215,16 @@ fn kind_schema() -> impl Strategy<Value = Value> {
         proptest::option::of(object_schema()),
         proptest::collection::vec((name(), schema()), 0..2),
         any::<bool>(),
+        (any::<bool>(), any::<bool>()),
         description(),
     )
-        .prop_map(|(spec, status, others, preserve, doc)| {
+        .prop_map(|(spec, status, others, preserve, (required, null), doc)| {
             let mut properties = Map::new();
             properties.insert("apiVersion".into(), json!({"type": "string"}));
             properties.insert("kind".into(), json!({"type": "string"}));
             properties.insert("metadata".into(), json!({"type": "object"}));
             if let Some(spec) = spec {
-                properties.insert("spec".into(), spec);
+                properties.insert("spec".into(), nullable(spec, null));
             }
             if let Some(status) = status {
                 properties.insert("status".into(), status);
@@ -231,7 +234,11 @@ fn kind_schema() -> impl Strategy<Value = Value> {
                     properties.insert(name, schema);
                 }
             }
+            let has_spec = properties.contains_key("spec");
             let mut schema = json!({"type": "object", "properties": properties});
+            if required && has_spec {
+                schema["required"] = json!(["spec"]);
+            }
             if preserve {
                 schema["x-kubernetes-preserve-unknown-fields"] = true.into();
             }
@@ -314,7 +321,48 @@ fn check_external(schema: &Value) -> Model {
     assert_eq!(back, example, "the example does not round-trip\n{code}");
     let problems = support::openapi::problems(schema, &example);
     assert!(problems.is_empty(), "{problems:?}\n{example:#}");
+    absent_spec_reads_as_the_default(schema, &types, &model, &example, &code);
     model
+}
+
+/// A kind whose spec is its derived struct, and which the schema does not require (or lets be
+/// null), reads an object without a spec, or with `spec: null`, as the default spec, every other
+/// field kept; one whose schema requires it refuses such an object, as before.
+fn absent_spec_reads_as_the_default(
+    schema: &Value,
+    types: &KindTypes,
+    model: &Model,
+    example: &Value,
+    code: &str,
+) {
+    let spec = &schema["properties"]["spec"];
+    let required = schema["required"]
+        .as_array()
+        .is_some_and(|r| r.contains(&json!("spec")));
+    let may_be_absent = !types.no_spec && (!required || spec["nullable"] == json!(true));
+    assert_eq!(
+        types.spec_may_be_absent, may_be_absent,
+        "{schema:#}\n{code}"
+    );
+    if types.no_spec {
+        return;
+    }
+    let mut missing = example.clone();
+    missing.as_object_mut().unwrap().remove("spec");
+    let mut null = example.clone();
+    null["spec"] = Value::Null;
+    for object in [missing, null] {
+        let read = model.round_trip_object(&object);
+        if !may_be_absent {
+            assert!(read.is_err(), "{read:?}\n{code}");
+            continue;
+        }
+        let mut expected = example.clone();
+        expected["spec"] = model
+            .default_value(&support::serde_model::Ty::Named("ThingSpec".into()))
+            .unwrap_or_else(|e| panic!("{e}\n{code}"));
+        assert_eq!(read, Ok(expected), "{code}");
+    }
 }
 
 /// `alpha migrate`'s fields for a spec, in the scaffold's struct (with its own `foo` when

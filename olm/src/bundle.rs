@@ -203,7 +203,25 @@ fn placement(id: &ObjectId) -> Option<Placement> {
 /// The bundle for `objects`, kustomize's rendering of `config/manifests`.
 pub fn generate(objects: &[Value], options: &Options) -> Result<Bundle> {
     let rendered = Rendered::classify(objects)?;
-    let mut csv = rendered.csv.clone();
+    let manager_accounts = manager_accounts(&rendered, options)?;
+    let csv = cluster_service_version(&rendered, options, &manager_accounts)?;
+    let files = manifest_files(&rendered, &csv, &manager_accounts, options)?;
+    let metadata = metadata(
+        &options.channels,
+        &options.builder,
+        &options.dir,
+        rendered.scorecard.is_some(),
+    );
+    check_paths(&options.dir, &files, &metadata)?;
+    Ok(Bundle {
+        manifests: files,
+        metadata,
+    })
+}
+
+/// The service accounts the managers run as, and those `--extra-service-accounts` adds (each
+/// must be a service account name).
+fn manager_accounts(rendered: &Rendered, options: &Options) -> Result<BTreeSet<String>> {
     let mut manager_accounts = rendered.manager_accounts();
     for account in &options.extra_service_accounts {
         if let Some(err) = super::k8s_names::dns1123_subdomain(account).first() {
@@ -211,8 +229,18 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Bundle> {
         }
         manager_accounts.insert(account.clone());
     }
-    let package = &options.channels.package;
+    Ok(manager_accounts)
+}
 
+/// The base CSV with the version, upgrade path, examples, builder annotations, owned CRDs,
+/// install strategy, related images, permissions and webhooks of this bundle.
+fn cluster_service_version(
+    rendered: &Rendered,
+    options: &Options,
+    manager_accounts: &BTreeSet<String>,
+) -> Result<ClusterServiceVersion> {
+    let mut csv = rendered.csv.clone();
+    let package = &options.channels.package;
     if let Some(version) = &options.version {
         csv.metadata.name = format!("{package}.v{version}");
         csv.spec.version = version.to_string();
@@ -249,15 +277,26 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Bundle> {
         annotations.insert("containerImage".into(), image);
     }
     csv.spec.custom_resource_definitions.owned = owned;
-    let (permissions, cluster_permissions) = rendered.permissions(&manager_accounts)?;
+    let (permissions, cluster_permissions) = rendered.permissions(manager_accounts)?;
     csv.spec.install.strategy = "deployment".into();
     csv.spec.install.spec.deployments = rendered.deployments()?;
     related_images(&mut csv, options.use_image_digests)?;
     csv.spec.install.spec.permissions = permissions;
     csv.spec.install.spec.cluster_permissions = cluster_permissions;
     csv.spec.webhook_definitions = rendered.webhook_definitions()?;
+    Ok(csv)
+}
 
+/// The files of `manifests/` (the CSV, the CRDs, the other objects OLM installs) and the
+/// scorecard's configuration.
+fn manifest_files(
+    rendered: &Rendered,
+    csv: &ClusterServiceVersion,
+    manager_accounts: &BTreeSet<String>,
+    options: &Options,
+) -> Result<Vec<File>> {
     let dir = &options.dir;
+    let package = &options.channels.package;
     let manifests = format!("{dir}/manifests");
     let mut files = vec![File {
         path: format!("{manifests}/{package}.clusterserviceversion.yaml"),
@@ -271,7 +310,7 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Bundle> {
             contents: to_yaml(&for_olm_crd(crd)),
         });
     }
-    for object in rendered.extra_files(&manager_accounts)? {
+    for object in rendered.extra_files(manager_accounts)? {
         let id = ObjectId::of(&object)?;
         let group = if id.group.is_empty() {
             String::new()
@@ -294,14 +333,13 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Bundle> {
             contents: to_yaml(scorecard),
         });
     }
-    let metadata = metadata(
-        &options.channels,
-        &options.builder,
-        dir,
-        rendered.scorecard.is_some(),
-    );
+    Ok(files)
+}
+
+/// Every file's path is a file name of the bundle directory, and no two files share one.
+fn check_paths(dir: &str, files: &[File], metadata: &[File]) -> Result<()> {
     let mut seen = BTreeSet::new();
-    for file in files.iter().chain(&metadata) {
+    for file in files.iter().chain(metadata) {
         check_file_name(dir, &file.path)?;
         if !seen.insert(&file.path) {
             bail!(
@@ -310,10 +348,7 @@ pub fn generate(objects: &[Value], options: &Options) -> Result<Bundle> {
             );
         }
     }
-    Ok(Bundle {
-        manifests: files,
-        metadata,
-    })
+    Ok(())
 }
 
 /// `relatedImages`: the base's, and the images the managers' environment names (operator-sdk

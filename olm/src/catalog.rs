@@ -99,6 +99,42 @@ pub fn render_bundle(dir: &Path, image: &str) -> Result<Rendered> {
     if let Err(err) = super::image_ref::parse(image) {
         bail!("--image {image:?} is not an image reference: {err}");
     }
+    let (bundle, format) = read_valid(dir)?;
+    let csv = bundle
+        .csv
+        .as_ref()
+        .context("the bundle has no ClusterServiceVersion")?;
+    let value = &csv.value;
+    let package = bundle.package().to_string();
+    let name = text(value, &["metadata", "name"]);
+    let version = Version::parse_tolerant(&text(value, &["spec", "version"]))
+        .map_err(|e| anyhow::anyhow!("{}: spec.version: {e}", csv.file))?;
+    let properties = properties(&package, &version, value, &format)?;
+    let channels: Vec<String> = bundle
+        .channels()
+        .iter()
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect();
+    let default_channel = Some(bundle.default_channel().to_string()).filter(|d| !d.is_empty());
+    Ok(Rendered {
+        package,
+        bundle: Bundle {
+            name: name.clone(),
+            image: image.to_string(),
+            properties,
+            related_images: related_images(value, image),
+        },
+        entry: entry(value, name),
+        channels,
+        default_channel,
+        icon: list(value, &["spec", "icon"]).into_iter().next(),
+        description: Some(text(value, &["spec", "description"])).filter(|d| !d.is_empty()),
+    })
+}
+
+/// The bundle in `dir` and its metadata files, or every error `bundle validate` finds in it.
+fn read_valid(dir: &Path) -> Result<(validate::load::Bundle, validate::format::Format)> {
     let (bundle, format, problems) = validate::read(dir);
     let errors: Vec<String> = problems
         .iter()
@@ -113,83 +149,92 @@ pub fn render_bundle(dir: &Path, image: &str) -> Result<Rendered> {
             errors.join("; ")
         );
     }
-    let csv = bundle
-        .csv
-        .as_ref()
-        .context("the bundle has no ClusterServiceVersion")?;
-    let value = &csv.value;
-    let text = |path: &[&str]| {
-        path.iter()
-            .try_fold(value, |v, k| v.get(*k))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let list = |path: &[&str]| -> Vec<Value> {
-        path.iter()
-            .try_fold(value, |v, k| v.get(*k))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let package = bundle.package().to_string();
-    let name = text(&["metadata", "name"]);
-    let version = Version::parse_tolerant(&text(&["spec", "version"]))
-        .map_err(|e| anyhow::anyhow!("{}: spec.version: {e}", csv.file))?;
+    Ok((bundle, format))
+}
+
+/// The string at `path` in the CSV, empty when it is missing or not a string.
+fn text(csv: &Value, path: &[&str]) -> String {
+    path.iter()
+        .try_fold(csv, |v, k| v.get(*k))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The list at `path` in the CSV, empty when it is missing or not a list.
+fn list(csv: &Value, path: &[&str]) -> Vec<Value> {
+    path.iter()
+        .try_fold(csv, |v, k| v.get(*k))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The bundle's properties as `opm render` lists them: `olm.package`, the GVKs it provides and
+/// requires, its dependencies and `metadata/properties.yaml`'s properties, sorted by type and
+/// value, then `olm.csv.metadata`.
+fn properties(
+    package: &str,
+    version: &Version,
+    csv: &Value,
+    format: &validate::format::Format,
+) -> Result<Vec<Value>> {
     let mut properties = Vec::new();
     let mut package_property = json!({"packageName": package, "version": version.to_string()});
-    let release = text(&["spec", "release"]);
+    let release = text(csv, &["spec", "release"]);
     if !release.is_empty() {
         package_property["release"] = json!(release);
     }
     properties.push(json!({"type": "olm.package", "value": package_property}));
-    let gvk = |group: &str, version: &str, kind: &str| json!({"group": group, "kind": kind, "version": version});
-    let mut provided = BTreeSet::new();
-    for owned in list(&["spec", "customresourcedefinitions", "owned"]) {
-        let crd = owned["name"].as_str().unwrap_or("");
-        let group = crd.split_once('.').map_or("", |(_, g)| g);
-        provided.insert(
-            gvk(
-                group,
-                owned["version"].as_str().unwrap_or(""),
-                owned["kind"].as_str().unwrap_or(""),
-            )
-            .to_string(),
-        );
+    let provided = gvks(csv, "owned");
+    let mut required = gvks(csv, "required");
+    let others = metadata_properties(format, &mut required);
+    for p in provided {
+        properties.push(json!({"type": "olm.gvk", "value": serde_json::from_str::<Value>(&p)?}));
     }
-    for owned in list(&["spec", "apiservicedefinitions", "owned"]) {
-        provided.insert(
-            gvk(
-                owned["group"].as_str().unwrap_or(""),
-                owned["version"].as_str().unwrap_or(""),
-                owned["kind"].as_str().unwrap_or(""),
-            )
-            .to_string(),
-        );
+    for r in required {
+        properties
+            .push(json!({"type": "olm.gvk.required", "value": serde_json::from_str::<Value>(&r)?}));
     }
-    let mut required = BTreeSet::new();
-    for req in list(&["spec", "customresourcedefinitions", "required"]) {
-        let crd = req["name"].as_str().unwrap_or("");
-        let group = crd.split_once('.').map_or("", |(_, g)| g);
-        required.insert(
-            gvk(
-                group,
-                req["version"].as_str().unwrap_or(""),
-                req["kind"].as_str().unwrap_or(""),
-            )
-            .to_string(),
-        );
+    properties.extend(others);
+    properties.sort_by_key(|p| {
+        (
+            p["type"].as_str().unwrap_or("").to_string(),
+            p["value"].to_string(),
+        )
+    });
+    properties.push(json!({"type": "olm.csv.metadata", "value": csv_metadata(csv)}));
+    Ok(properties)
+}
+
+/// The `{group, kind, version}` (as JSON text) of the CSV's `owned` or `required` CRDs (the group
+/// from the CRD's name) and API services.
+fn gvks(csv: &Value, role: &str) -> BTreeSet<String> {
+    let gvk = |group: &str, definition: &Value| {
+        json!({
+            "group": group,
+            "kind": definition["kind"].as_str().unwrap_or(""),
+            "version": definition["version"].as_str().unwrap_or(""),
+        })
+        .to_string()
+    };
+    let mut out = BTreeSet::new();
+    for crd in list(csv, &["spec", "customresourcedefinitions", role]) {
+        let name = crd["name"].as_str().unwrap_or("");
+        out.insert(gvk(name.split_once('.').map_or("", |(_, g)| g), &crd));
     }
-    for req in list(&["spec", "apiservicedefinitions", "required"]) {
-        required.insert(
-            gvk(
-                req["group"].as_str().unwrap_or(""),
-                req["version"].as_str().unwrap_or(""),
-                req["kind"].as_str().unwrap_or(""),
-            )
-            .to_string(),
-        );
+    for service in list(csv, &["spec", "apiservicedefinitions", role]) {
+        out.insert(gvk(service["group"].as_str().unwrap_or(""), &service));
     }
+    out
+}
+
+/// The properties of `metadata/dependencies.yaml` (an `olm.gvk` dependency joins `required`; an
+/// `olm.package` one is `olm.package.required`) and of `metadata/properties.yaml`, in that order.
+fn metadata_properties(
+    format: &validate::format::Format,
+    required: &mut BTreeSet<String>,
+) -> Vec<Value> {
     let mut others = Vec::new();
     for dependency in &format.dependencies {
         let value = dependency.get("value").cloned().unwrap_or(Value::Null);
@@ -205,23 +250,13 @@ pub fn render_bundle(dir: &Path, image: &str) -> Result<Rendered> {
     for property in &format.properties {
         others.push(json!({"type": property["type"], "value": property.get("value").cloned().unwrap_or(Value::Null)}));
     }
-    for p in provided {
-        properties.push(json!({"type": "olm.gvk", "value": serde_json::from_str::<Value>(&p)?}));
-    }
-    for r in required {
-        properties
-            .push(json!({"type": "olm.gvk.required", "value": serde_json::from_str::<Value>(&r)?}));
-    }
-    properties.extend(others);
-    properties.sort_by_key(|p| {
-        (
-            p["type"].as_str().unwrap_or("").to_string(),
-            p["value"].to_string(),
-        )
-    });
-    properties.push(json!({"type": "olm.csv.metadata", "value": csv_metadata(value)}));
+    others
+}
 
-    let mut images: Vec<(String, String)> = list(&["spec", "relatedImages"])
+/// `relatedImages`: the CSV's, then the bundle's own `image` and its deployments' container
+/// images it does not name already (without a name), sorted by image.
+fn related_images(csv: &Value, image: &str) -> Vec<Value> {
+    let mut images: Vec<(String, String)> = list(csv, &["spec", "relatedImages"])
         .iter()
         .map(|r| {
             (
@@ -236,7 +271,7 @@ pub fn render_bundle(dir: &Path, image: &str) -> Result<Rendered> {
         }
     };
     add(image.to_string());
-    for deployment in list(&["spec", "install", "spec", "deployments"]) {
+    for deployment in list(csv, &["spec", "install", "spec", "deployments"]) {
         for key in ["containers", "initContainers"] {
             for container in deployment["spec"]["template"]["spec"][key]
                 .as_array()
@@ -248,7 +283,7 @@ pub fn render_bundle(dir: &Path, image: &str) -> Result<Rendered> {
         }
     }
     images.sort_by(|a, b| a.1.cmp(&b.1));
-    let related_images = images
+    images
         .into_iter()
         .map(|(name, image)| {
             if name.is_empty() {
@@ -257,46 +292,24 @@ pub fn render_bundle(dir: &Path, image: &str) -> Result<Rendered> {
                 json!({"name": name, "image": image})
             }
         })
-        .collect();
+        .collect()
+}
 
-    let replaces = Some(text(&["spec", "replaces"])).filter(|r| !r.is_empty());
-    let skips = list(&["spec", "skips"])
-        .iter()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect();
-    let skip_range = value
-        .pointer("/metadata/annotations/olm.skipRange")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let icon = list(&["spec", "icon"]).into_iter().next();
-    let description = Some(text(&["spec", "description"])).filter(|d| !d.is_empty());
-    let channels: Vec<String> = bundle
-        .channels()
-        .iter()
-        .map(|c| c.trim().to_string())
-        .filter(|c| !c.is_empty())
-        .collect();
-    let default_channel = Some(bundle.default_channel().to_string()).filter(|d| !d.is_empty());
-    Ok(Rendered {
-        package,
-        bundle: Bundle {
-            name: name.clone(),
-            image: image.to_string(),
-            properties,
-            related_images,
-        },
-        entry: Entry {
-            name,
-            replaces,
-            skips,
-            skip_range,
-        },
-        channels,
-        default_channel,
-        icon,
-        description,
-    })
+/// The bundle's channel entry: its name and what it `replaces`, `skips` and its `skipRange`.
+fn entry(csv: &Value, name: String) -> Entry {
+    Entry {
+        name,
+        replaces: Some(text(csv, &["spec", "replaces"])).filter(|r| !r.is_empty()),
+        skips: list(csv, &["spec", "skips"])
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        skip_range: csv
+            .pointer("/metadata/annotations/olm.skipRange")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    }
 }
 
 /// `olm.csv.metadata`: what a catalog shows of the CSV.
@@ -421,73 +434,24 @@ impl Catalog {
         for (i, document) in documents.iter().filter(|d| !d.is_null()).enumerate() {
             let object = document.to_json();
             let at = format!("{source}: object {}", i + 1);
-            let string = |key: &str| {
-                object
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
             match object.get("schema").and_then(Value::as_str) {
                 Some(SCHEMA_PACKAGE) => {
                     packages += 1;
-                    catalog.package = Package {
-                        name: string("name"),
-                        default_channel: string("defaultChannel"),
-                        icon: object.get("icon").cloned(),
-                        description: object
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
-                    };
+                    catalog.package = Package::from_object(&object);
                 }
                 Some(SCHEMA_CHANNEL) => {
-                    let entries = object
-                        .get("entries")
-                        .and_then(Value::as_array)
-                        .with_context(|| format!("{at}: an olm.channel without entries"))?;
-                    catalog.channels.push(Channel {
-                        name: string("name"),
-                        entries: entries
-                            .iter()
-                            .map(|e| Entry {
-                                name: e["name"].as_str().unwrap_or("").to_string(),
-                                replaces: e["replaces"].as_str().map(str::to_string),
-                                skips: e["skips"]
-                                    .as_array()
-                                    .into_iter()
-                                    .flatten()
-                                    .filter_map(Value::as_str)
-                                    .map(str::to_string)
-                                    .collect(),
-                                skip_range: e["skipRange"].as_str().map(str::to_string),
-                            })
-                            .collect(),
-                    });
-                    if string("package") != catalog.package.name && !catalog.package.name.is_empty()
-                    {
+                    catalog.channels.push(Channel::from_object(&object, &at)?);
+                    let package = string_at(&object, "package");
+                    if package != catalog.package.name && !catalog.package.name.is_empty() {
                         bail!(
                             "{at}: channel {:?} is of package {:?}, not {:?}",
-                            string("name"),
-                            string("package"),
+                            string_at(&object, "name"),
+                            package,
                             catalog.package.name
                         );
                     }
                 }
-                Some(SCHEMA_BUNDLE) => catalog.bundles.push(Bundle {
-                    name: string("name"),
-                    image: string("image"),
-                    properties: object
-                        .get("properties")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
-                    related_images: object
-                        .get("relatedImages")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
-                }),
+                Some(SCHEMA_BUNDLE) => catalog.bundles.push(Bundle::from_object(&object)),
                 Some(_) => catalog.others.push(object),
                 None => bail!("{at}: an object without schema"),
             }
@@ -563,6 +527,81 @@ impl Catalog {
     }
 }
 
+/// The string field `key` of a catalog object, empty when it is missing or not a string.
+fn string_at(object: &Value, key: &str) -> String {
+    object
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+impl Package {
+    /// The package of an `olm.package` object.
+    fn from_object(object: &Value) -> Package {
+        Package {
+            name: string_at(object, "name"),
+            default_channel: string_at(object, "defaultChannel"),
+            icon: object.get("icon").cloned(),
+            description: object
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        }
+    }
+}
+
+impl Channel {
+    /// The channel of an `olm.channel` object (`at` names it in the error when it has no entries).
+    fn from_object(object: &Value, at: &str) -> Result<Channel> {
+        let entries = object
+            .get("entries")
+            .and_then(Value::as_array)
+            .with_context(|| format!("{at}: an olm.channel without entries"))?;
+        Ok(Channel {
+            name: string_at(object, "name"),
+            entries: entries.iter().map(Entry::from_value).collect(),
+        })
+    }
+}
+
+impl Entry {
+    /// An entry of an `olm.channel` object's `entries`.
+    fn from_value(entry: &Value) -> Entry {
+        Entry {
+            name: entry["name"].as_str().unwrap_or("").to_string(),
+            replaces: entry["replaces"].as_str().map(str::to_string),
+            skips: entry["skips"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            skip_range: entry["skipRange"].as_str().map(str::to_string),
+        }
+    }
+}
+
+impl Bundle {
+    /// The bundle of an `olm.bundle` object.
+    fn from_object(object: &Value) -> Bundle {
+        let array = |key: &str| {
+            object
+                .get(key)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        Bundle {
+            name: string_at(object, "name"),
+            image: string_at(object, "image"),
+            properties: array("properties"),
+            related_images: array("relatedImages"),
+        }
+    }
+}
+
 /// YAML of a JSON value, with the keys in the order the value holds them (serde_json sorts
 /// them; the catalog reads better with `schema` and `name` first).
 fn ordered_yaml(value: &Value) -> String {
@@ -606,6 +645,31 @@ fn ordered_yaml(value: &Value) -> String {
 /// outside its channel (opm tolerates one at the tail of a channel; operator-rs builds catalogs
 /// from all of a package's bundles, so it names a bundle that is missing).
 pub fn validate(catalog: &Catalog) -> Vec<String> {
+    let mut problems = package_problems(catalog);
+    let bundles: BTreeMap<&str, &Bundle> = catalog
+        .bundles
+        .iter()
+        .map(|b| (b.name.as_str(), b))
+        .collect();
+    if bundles.len() != catalog.bundles.len() {
+        problems.push(format!(
+            "package {:?} has duplicate bundles",
+            catalog.package.name
+        ));
+    }
+    problems.extend(bundle_problems(catalog));
+    for channel in &catalog.channels {
+        problems.extend(
+            validate_channel(channel, &bundles)
+                .into_iter()
+                .map(|p| format!("invalid channel {:?}: {p}", channel.name)),
+        );
+    }
+    problems
+}
+
+/// The `olm.package` object's problems: its name, its default channel, no channel at all.
+fn package_problems(catalog: &Catalog) -> Vec<String> {
     let mut problems = Vec::new();
     let package = &catalog.package;
     if package.name.is_empty() {
@@ -637,14 +701,14 @@ pub fn validate(catalog: &Catalog) -> Vec<String> {
             package.name
         ));
     }
-    let bundles: BTreeMap<&str, &Bundle> = catalog
-        .bundles
-        .iter()
-        .map(|b| (b.name.as_str(), b))
-        .collect();
-    if bundles.len() != catalog.bundles.len() {
-        problems.push(format!("package {:?} has duplicate bundles", package.name));
-    }
+    problems
+}
+
+/// The `olm.bundle` objects' problems, bundle by bundle (name, image, `olm.package` property,
+/// in a channel), then the versions more than one bundle has.
+fn bundle_problems(catalog: &Catalog) -> Vec<String> {
+    let mut problems = Vec::new();
+    let package = &catalog.package;
     let mut versions: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for bundle in &catalog.bundles {
         let at = format!("olm.bundle {:?}", bundle.name);
@@ -654,33 +718,8 @@ pub fn validate(catalog: &Catalog) -> Vec<String> {
         if bundle.image.is_empty() {
             problems.push(format!("{at}: bundle image must be set"));
         }
-        let packages: Vec<&Value> = bundle
-            .properties
-            .iter()
-            .filter(|p| p["type"] == "olm.package")
-            .collect();
-        match packages.as_slice() {
-            [p] => {
-                if p["value"]["packageName"].as_str() != Some(package.name.as_str()) {
-                    problems.push(format!(
-                        "{at}: package {:?} does not match olm.package property {}",
-                        package.name, p["value"]["packageName"]
-                    ));
-                }
-                match p["value"]["version"].as_str().map(Version::parse) {
-                    Some(Ok(v)) => versions
-                        .entry(v.to_string())
-                        .or_default()
-                        .push(&bundle.name),
-                    _ => problems.push(format!(
-                        "{at}: error parsing bundle version {}",
-                        p["value"]["version"]
-                    )),
-                }
-            }
-            _ => problems.push(format!(
-                "{at}: must be exactly one property with type \"olm.package\""
-            )),
+        if let Some(version) = bundle_version(bundle, &package.name, &at, &mut problems) {
+            versions.entry(version).or_default().push(&bundle.name);
         }
         if !catalog
             .channels
@@ -699,19 +738,48 @@ pub fn validate(catalog: &Catalog) -> Vec<String> {
             names.join(", ")
         ));
     }
-    for channel in &catalog.channels {
-        problems.extend(
-            validate_channel(channel, &bundles)
-                .into_iter()
-                .map(|p| format!("invalid channel {:?}: {p}", channel.name)),
-        );
-    }
     problems
 }
 
-/// A channel's graph, as opm's `validateReplacesChain` walks it: one head (no entry replaces or
-/// skips it), the `replaces` chain from the head reaches every entry that is not skipped, and
-/// has no cycle.
+/// The version of the bundle's one `olm.package` property (which must name `package`), or the
+/// problem with that property in `problems`.
+fn bundle_version(
+    bundle: &Bundle,
+    package: &str,
+    at: &str,
+    problems: &mut Vec<String>,
+) -> Option<String> {
+    let packages: Vec<&Value> = bundle
+        .properties
+        .iter()
+        .filter(|p| p["type"] == "olm.package")
+        .collect();
+    let [p] = packages.as_slice() else {
+        problems.push(format!(
+            "{at}: must be exactly one property with type \"olm.package\""
+        ));
+        return None;
+    };
+    if p["value"]["packageName"].as_str() != Some(package) {
+        problems.push(format!(
+            "{at}: package {package:?} does not match olm.package property {}",
+            p["value"]["packageName"]
+        ));
+    }
+    match p["value"]["version"].as_str().map(Version::parse) {
+        Some(Ok(v)) => Some(v.to_string()),
+        _ => {
+            problems.push(format!(
+                "{at}: error parsing bundle version {}",
+                p["value"]["version"]
+            ));
+            None
+        }
+    }
+}
+
+/// A channel's problems: its name, its entries, and its graph as opm's `validateReplacesChain`
+/// walks it.
 fn validate_channel(channel: &Channel, bundles: &BTreeMap<&str, &Bundle>) -> Vec<String> {
     let mut problems = Vec::new();
     if channel.name.is_empty() {
@@ -721,6 +789,17 @@ fn validate_channel(channel: &Channel, bundles: &BTreeMap<&str, &Bundle>) -> Vec
         problems.push("channel must contain at least one bundle".to_string());
         return problems;
     }
+    problems.extend(entry_problems(channel, bundles));
+    if let Err(problem) = check_graph(channel) {
+        problems.push(problem);
+    }
+    problems
+}
+
+/// Each entry's problems: a duplicate, no bundle of its name, an empty skip, a skipRange that is
+/// no range, a `replaces` outside the channel.
+fn entry_problems(channel: &Channel, bundles: &BTreeMap<&str, &Bundle>) -> Vec<String> {
+    let mut problems = Vec::new();
     let mut names = BTreeSet::new();
     for entry in &channel.entries {
         if !names.insert(entry.name.as_str()) {
@@ -754,11 +833,12 @@ fn validate_channel(channel: &Channel, bundles: &BTreeMap<&str, &Bundle>) -> Vec
             ));
         }
     }
-    let by_name: BTreeMap<&str, &Entry> = channel
-        .entries
-        .iter()
-        .map(|e| (e.name.as_str(), e))
-        .collect();
+    problems
+}
+
+/// The channel's graph: one head (no entry replaces or skips it), the `replaces` chain from the
+/// head reaches every entry that is not skipped, and has no cycle; the first problem found.
+fn check_graph(channel: &Channel) -> Result<(), String> {
     let mut incoming = BTreeSet::new();
     let mut skipped = BTreeSet::new();
     for entry in &channel.entries {
@@ -770,28 +850,56 @@ fn validate_channel(channel: &Channel, bundles: &BTreeMap<&str, &Bundle>) -> Vec
             skipped.insert(skip.as_str());
         }
     }
-    let heads: Vec<&str> = channel
+    let head = channel_head(channel, &incoming)?;
+    let reached = replaces_chain(channel, head, &skipped)?;
+    let stranded: Vec<&str> = channel
+        .entries
+        .iter()
+        .map(|e| e.name.as_str())
+        .filter(|n| !reached.contains(n) && !skipped.contains(n))
+        .collect();
+    if !stranded.is_empty() {
+        return Err(format!(
+            "channel contains one or more stranded bundles: {}",
+            stranded.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// The one entry nothing replaces or skips (`incoming` holds the names something does).
+fn channel_head<'a>(channel: &'a Channel, incoming: &BTreeSet<&str>) -> Result<&'a str, String> {
+    let mut heads: Vec<&str> = channel
         .entries
         .iter()
         .map(|e| e.name.as_str())
         .filter(|n| !incoming.contains(n))
         .collect();
-    let head = match heads.as_slice() {
-        [head] => *head,
-        [] => {
-            problems.push("no channel head found in graph".into());
-            return problems;
-        }
+    match heads.as_slice() {
+        [head] => Ok(*head),
+        [] => Err("no channel head found in graph".into()),
         _ => {
-            let mut heads = heads.clone();
             heads.sort();
-            problems.push(format!(
+            Err(format!(
                 "multiple channel heads found in graph: {}",
                 heads.join(", ")
-            ));
-            return problems;
+            ))
         }
-    };
+    }
+}
+
+/// The entries the `replaces` chain from `head` reaches, up to an entry that is skipped or
+/// replaces nothing; a cycle is refused with the chain that closes it.
+fn replaces_chain<'a>(
+    channel: &'a Channel,
+    head: &'a str,
+    skipped: &BTreeSet<&str>,
+) -> Result<BTreeSet<&'a str>, String> {
+    let by_name: BTreeMap<&str, &Entry> = channel
+        .entries
+        .iter()
+        .map(|e| (e.name.as_str(), e))
+        .collect();
     let mut chain = vec![head];
     let mut reached: BTreeSet<&str> = [head].into();
     let mut current = by_name.get(head).copied();
@@ -804,27 +912,14 @@ fn validate_channel(channel: &Channel, bundles: &BTreeMap<&str, &Bundle>) -> Vec
         }
         chain.push(replaces);
         if !reached.insert(replaces) {
-            problems.push(format!(
+            return Err(format!(
                 "detected cycle in replaces chain of upgrade graph: {}",
                 chain.join(" -> ")
             ));
-            return problems;
         }
         current = by_name.get(replaces).copied();
     }
-    let stranded: Vec<&str> = channel
-        .entries
-        .iter()
-        .map(|e| e.name.as_str())
-        .filter(|n| !reached.contains(n) && !skipped.contains(n))
-        .collect();
-    if !stranded.is_empty() {
-        problems.push(format!(
-            "channel contains one or more stranded bundles: {}",
-            stranded.join(", ")
-        ));
-    }
-    problems
+    Ok(reached)
 }
 
 fn names_in(channel: &Channel) -> BTreeSet<&str> {

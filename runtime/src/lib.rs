@@ -26,6 +26,8 @@
 //!   or as a Job.
 //! - [`manifests`]: writes the CRDs, the manager's RBAC role and the webhook configurations under
 //!   `config/` from the Rust code (`make manifests`), with no Go and no controller-gen.
+//! - [`spec`]: [`spec_or_default!`] and [`spec::not_required`], for kinds whose CRD does not require a spec:
+//!   an object without one reads as the default spec, as in Go, instead of stalling the watch.
 //!
 //! The test harnesses are a crate of their own, `operator-rs-testing`, which a generated project
 //! takes in its `[dev-dependencies]` only: a mocked API server for reconcile tests, a stateful
@@ -45,6 +47,7 @@ pub mod manifests;
 pub mod metrics;
 pub mod migration;
 pub mod sharding;
+pub mod spec;
 pub mod webhook;
 
 pub use k8s_openapi;

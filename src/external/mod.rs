@@ -90,6 +90,9 @@ pub struct ExternalKind {
     /// The kind with every field set, as JSON in a Rust raw string literal, for the round-trip
     /// test.
     pub example: String,
+    /// Its CRD does not require a spec: the types read a missing or null one as the default
+    /// ([`KindTypes::spec_may_be_absent`]).
+    pub spec_may_be_absent: bool,
 }
 
 /// Which kind of which CRD file: the flags of `create api` and `create webhook`, or a record of
@@ -132,6 +135,7 @@ impl ExternalKind {
             imports: types.imports(),
             items: types.items(&attributes),
             example: example::object(&types, &attributes),
+            spec_may_be_absent: types.spec_may_be_absent,
             crd,
         })
     }

@@ -17,7 +17,7 @@
 
 use std::fmt::Write as _;
 
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 use crate::names::is_format_char;
 
@@ -62,18 +62,23 @@ fn rustdoc_options() -> Options {
 
 /// Whether `markdown` holds no code block but `text` fences, and nothing else that clippy's doc
 /// lints question or that the line rewriting cannot keep straight: block quotes, HTML,
-/// footnotes (or text that looks like one), link reference definitions.
+/// footnotes (or text that looks like one), link reference definitions, and lines of list items
+/// that clippy reads as lazily or over-indented (see `ListIndents`).
 fn is_inert(markdown: &str) -> bool {
     // Text is split into several events at brackets: looked for in the whole.
     if markdown.contains("[^") {
         return false;
     }
     let mut parser = Parser::new_ext(markdown, rustdoc_options()).into_offset_iter();
-    let inert = parser.by_ref().all(|(event, range)| {
-        match event {
-            // Every line of a list item must be indented to where its text starts (clippy's
-            // `doc_lazy_continuation` flags a line that is not).
-            Event::Start(Tag::Item) => continuation_indented(markdown, range),
+    let events: Vec<_> = parser.by_ref().collect();
+    if parser.reference_definitions().iter().next().is_some() {
+        return false;
+    }
+    let mut lists = ListIndents::default();
+    events
+        .iter()
+        .enumerate()
+        .all(|(i, (event, range))| match event {
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => info.trim() == "text",
             Event::Start(
                 Tag::CodeBlock(CodeBlockKind::Indented)
@@ -84,43 +89,51 @@ fn is_inert(markdown: &str) -> bool {
             | Event::Html(_)
             | Event::InlineHtml(_)
             | Event::FootnoteReference(_) => false,
-            _ => true,
-        }
-    });
-    inert && parser.reference_definitions().iter().next().is_none()
+            _ => lists.follow(markdown, event, range.clone(), events.get(i + 1)),
+        })
 }
 
-/// Whether the list item at `item` (a byte range of `markdown`, from its marker) is one clippy
-/// has nothing to say about: it has text, and every line after its first is blank, indented to
-/// exactly where its text starts (`doc_lazy_continuation` flags less, `doc_overindented_list_items`
-/// more), or is in a list nested in it (which its own item checks) or in a fence of it.
-fn continuation_indented(markdown: &str, item: std::ops::Range<usize>) -> bool {
-    let end = item.end.min(markdown.len());
-    let start = item.start.min(end);
-    let line_start = markdown[..start].rfind('\n').map_or(0, |i| i + 1);
-    let Some(marker) = one_list_marker(&markdown[start..end]) else {
-        return false;
-    };
-    let column = start - line_start + marker;
-    let first_line_end = markdown[start..end].find('\n').map_or(end, |i| start + i);
-    // A list may start on the item's first line (`1. - a`): its lines are its own items'.
-    let mut nested = list_marker(&markdown[start + marker..first_line_end]).is_some();
-    let mut fence = false;
-    markdown[first_line_end..end].lines().all(|line| {
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        if trimmed.is_empty() || fence {
-            fence &= !(trimmed.starts_with("```") || trimmed.starts_with("~~~"));
-            return true;
+/// clippy's reading of list items (its `doc_lazy_continuation` and `doc_overindented_list_items`,
+/// clippy_lints/src/doc): an item is as wide as the gap from its start to its first event, and
+/// every line break inside items must be followed by exactly as many spaces as the items it is
+/// in are wide. Modelled rather than approximated: clippy's widths differ from Markdown's (a task
+/// marker or a heading on the item's line counts), and only the same sum agrees with it.
+#[derive(Default)]
+struct ListIndents {
+    /// The widths of the items the current event is in, outermost first.
+    items: Vec<usize>,
+}
+
+impl ListIndents {
+    /// Follows `event` (at `range`, before the event `next`); false when clippy
+    /// would flag the line the event breaks to.
+    fn follow(
+        &mut self,
+        markdown: &str,
+        event: &Event,
+        range: std::ops::Range<usize>,
+        next: Option<&(Event, std::ops::Range<usize>)>,
+    ) -> bool {
+        match event {
+            Event::Start(Tag::Item) => {
+                let width = next.map_or(0, |(_, at)| at.start.saturating_sub(range.start));
+                self.items.push(width);
+                true
+            }
+            Event::End(TagEnd::Item) => {
+                self.items.pop();
+                true
+            }
+            Event::SoftBreak | Event::HardBreak if !self.items.is_empty() => match next {
+                Some((Event::End(_), _)) | None => true,
+                Some((_, at)) => {
+                    let gap = markdown.get(range.end..at.start).unwrap_or_default();
+                    gap.chars().filter(|c| *c == ' ').count() == self.items.iter().sum::<usize>()
+                }
+            },
+            _ => true,
         }
-        if indent >= column && list_marker(trimmed).is_some() {
-            nested = true;
-            return true;
-        }
-        nested &= indent > column;
-        fence = indent == column && (trimmed.starts_with("```") || trimmed.starts_with("~~~"));
-        indent == column || nested
-    })
+    }
 }
 
 /// `text` as one ```` ```text ```` block, its fence longer than any run of backticks in it.
@@ -337,6 +350,26 @@ mod tests {
             "/// 10) - [ ] task\n///       ===\n///       more\n"
         );
         assert_eq!(doc("-   wide\nnext"), "/// -   wide\n///     next\n");
+        // Found by hack/fuzz: a table row after a list item.
+        let found = doc("- tab\tinside\n\n\t\n  ``` ```\n| a | b |\n- assert!(false);");
+        assert!(found.starts_with("/// ````text\n"), "{found}");
+        // Found by hack/fuzz: a heading in an item (its underline tab-indented).
+        let found = doc("   - [ ] task\nbidi \u{202e} zero\u{200b}width\n\t===");
+        assert!(found.starts_with("/// ```text\n"), "{found}");
+        // Found by hack/fuzz: a marker too far in is the item's text, overindented.
+        assert_eq!(
+            doc("|---|---|\n- Plain text.\n      - [ ] task"),
+            "/// ```text\n/// |---|---|\n/// - Plain text.\n///       - [ ] task\n/// ```\n"
+        );
+        // Found by hack/fuzz: clippy counts a task marker or heading into the item's width.
+        for found in [
+            "- [ ] task\n---\n  - carriage\rreturn\n  ",
+            "- [ ] task\n\n  - carriage\n    return",
+            "- [ ] # task\n  - carriage\n    return",
+        ] {
+            let found = doc(found);
+            assert!(found.starts_with("/// ```text\n"), "{found}");
+        }
         assert_eq!(
             doc("- a\n  - b\n    more of b\n\n  more of a"),
             "/// - a\n///   - b\n///     more of b\n///\n///   more of a\n"

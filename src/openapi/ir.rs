@@ -37,6 +37,7 @@ const NAMES_IN_GENERATED_CODE: &[&str] = &[
     "BTreeMap",
     "Condition",
     "CustomResource",
+    "Default",
     "Deserialize",
     "IntOrString",
     "JsonSchema",
@@ -253,11 +254,7 @@ impl<'s> Types<'s> {
     /// The fields of the object schema of `spec`, each with its type (nested types added).
     fn fields(&mut self, spec: &StructSpec<'_, 's>) -> Result<Vec<Field<'s>>> {
         let schema = spec.schema;
-        let required: BTreeSet<String> = schema
-            .get("required")
-            .and_then(Value::as_sequence)
-            .map(|r| r.iter().filter_map(key_text).collect())
-            .unwrap_or_default();
+        let required = required(schema);
         let properties: Vec<(String, &'s Value)> = schema
             .get("properties")
             .and_then(Value::as_mapping)
@@ -452,6 +449,15 @@ pub fn key_text(key: &Value) -> Option<String> {
         Value::Null => Some("null".into()),
         _ => None,
     }
+}
+
+/// The names an object schema lists under `required`.
+pub fn required(schema: &Value) -> BTreeSet<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_sequence)
+        .map(|r| r.iter().filter_map(key_text).collect())
+        .unwrap_or_default()
 }
 
 pub fn flag(schema: &Value, key: &str) -> bool {

@@ -38,6 +38,8 @@ pub struct KindTypes<'s> {
     pub types: Types<'s>,
     /// The derived struct holds the top-level fields (`#[kube(no_spec)]`), not the spec.
     pub no_spec: bool,
+    /// The derived struct is the spec, which the schema does not require: objects may have none.
+    pub spec_may_be_absent: bool,
     /// The status struct, if the schema has a status.
     pub status: Option<String>,
 }
@@ -120,6 +122,7 @@ impl<'s> KindTypes<'s> {
         Ok(Self {
             types,
             no_spec,
+            spec_may_be_absent: !no_spec && may_be_absent(schema, spec),
             status,
         })
     }
@@ -170,13 +173,42 @@ impl<'s> KindTypes<'s> {
         // `<Kind>` compares like its spec and status (the webhooks' tests compare objects).
         more.push("derive = \"PartialEq\"".to_string());
         let _ = writeln!(attributes, "#[kube({})]", more.join(", "));
-        render::struct_item(&mut out, root, Style::Foreign, Some(&attributes));
-        render::items(&mut out, &self.types, Style::Foreign, 1);
+        if self.spec_may_be_absent {
+            attributes.push_str(&ABSENT_SPEC.replace("{kind}", kind.kind));
+        }
+        let style = Style::Foreign {
+            default: self.spec_may_be_absent,
+        };
+        render::struct_item(&mut out, root, style, Some(&attributes));
+        if self.spec_may_be_absent {
+            let _ = writeln!(
+                out,
+                "\noperator_rs_runtime::spec_or_default!({});",
+                root.name
+            );
+        }
+        render::items(&mut out, &self.types, style, 1);
         if self.types.beside_object_fields() {
             render::without_object_fields(&mut out);
         }
         out
     }
+}
+
+/// Between the spec's `#[kube(...)]` and its fields, where the CRD does not require a spec.
+const ABSENT_SPEC: &str = "\
+// The CRD does not require a spec: a {kind} without one, or with `spec: null`, reads as the
+// default spec (as Go reads its zero value), instead of failing to decode, which would stall
+// every watch of the kind. `remote = \"Self\"` keeps the serde derives as plain functions, which
+// `spec_or_default!` below wraps in the `Deserialize` and `Serialize` impls.
+#[serde(remote = \"Self\")]
+";
+
+/// Whether objects of the kind may lack `spec` (of schema `spec`): the root does not require it,
+/// or lets it be `null`.
+pub fn may_be_absent(schema: &Value, spec: Option<&Value>) -> bool {
+    !super::ir::required(schema).contains("spec")
+        || spec.is_some_and(|s| super::ir::flag(s, "nullable"))
 }
 
 /// Whether a schema describes an object (or leaves the type open).
@@ -369,6 +401,52 @@ properties:
         assert!(code.contains("kind = \"postgresql\""), "{code}");
         assert!(code.contains("root = \"Postgresql\""), "{code}");
         assert!(code.contains("pub struct PostgresqlSpec {"), "{code}");
+    }
+
+    /// A spec the schema does not require (or lets be null) reads as its default when absent:
+    /// every type derives `Default`, enums name their default variant, and the spec's serde
+    /// derives serve `spec_or_default!`. A required spec is left as it was.
+    #[test]
+    fn a_spec_that_may_be_absent_reads_as_its_default() {
+        let spec = "  spec:\n    required: [mode, ref]\n    properties:\n      mode: {type: string, enum: [Fast, Slow], default: Slow}\n      ref: {type: object, properties: {name: {type: string}}}\n";
+        let attributes = attributes("Thing", "Thing");
+        for (yaml, absent) in [
+            (format!("properties:\n{spec}"), true),
+            (format!("required: [metadata]\nproperties:\n{spec}"), true),
+            (
+                format!("required: [spec]\nproperties:\n{spec}    nullable: true\n"),
+                true,
+            ),
+            (format!("required: [spec]\nproperties:\n{spec}"), false),
+        ] {
+            let schema = schema(&yaml);
+            let types = KindTypes::analyze(&schema, "Thing").unwrap();
+            assert_eq!(types.spec_may_be_absent, absent, "{yaml}");
+            let code = code(&types, &attributes);
+            let derives = code.matches("Default, PartialEq").count();
+            let remote = "#[serde(remote = \"Self\")]\npub struct ThingSpec {";
+            let call = "\noperator_rs_runtime::spec_or_default!(ThingSpec);\n";
+            if absent {
+                assert_eq!(derives, 3, "{code}");
+                assert!(code.contains(remote) && code.contains(call), "{code}");
+                assert!(
+                    code.contains("    Fast,\n    #[default]\n    Slow,\n"),
+                    "{code}"
+                );
+            } else {
+                assert_eq!(derives, 0, "{code}");
+                assert!(
+                    !code.contains("remote") && !code.contains("spec_or_default"),
+                    "{code}"
+                );
+                assert!(!code.contains("#[default]"), "{code}");
+            }
+        }
+        // `no_spec`'s spec is a field like any other: an `Option` when not required.
+        let schema = schema(&format!("properties:\n  other: {{type: string}}\n{spec}"));
+        let types = KindTypes::analyze(&schema, "Thing").unwrap();
+        assert!(types.no_spec && !types.spec_may_be_absent);
+        assert!(code(&types, &attributes).contains("pub spec: Option<ThingSpec>,"));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! - [`Style::Foreign`]: another project's kind (`create api --external-api-path`), kopium's
 //!   way: serde derives only (the CRD is the other project's, no schema is derived from the
 //!   types), every wire name that differs from the Rust one renamed, `BTreeMap` and
-//!   `IntOrString` imported.
+//!   `IntOrString` imported; `Default` too where the kind's spec may be absent, which then reads
+//!   as the default spec.
 //! - [`Style::Own`]: the project's own kind (`alpha migrate`): the types `make manifests` derives
 //!   the CRD from, so they derive `KubeSchema` and `Default`, read camelCase like the scaffold's
 //!   types, and carry the schema's validations (ranges, lengths, patterns, defaults, formats) as
@@ -20,8 +21,22 @@ use crate::names::rust_str_literal as lit;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
-    Foreign,
+    /// `default`: every type derives `Default` (and each enum names its default variant), for a
+    /// kind whose spec may be absent (see `KindTypes::spec_may_be_absent`).
+    Foreign {
+        default: bool,
+    },
     Own,
+}
+
+impl Style {
+    /// `Default, ` where the types derive it.
+    fn default_derive(self) -> &'static str {
+        match self {
+            Style::Foreign { default: false } => "",
+            Style::Foreign { default: true } | Style::Own => "Default, ",
+        }
+    }
 }
 
 /// A struct's definition: its doc comment, derives and fields. `kube`: the `#[kube(...)]`
@@ -29,7 +44,7 @@ pub enum Style {
 pub fn struct_item(out: &mut String, s: &Struct, style: Style, kube: Option<&str>) {
     doc::write(out, "", s.doc.as_deref());
     match style {
-        Style::Foreign => {
+        Style::Foreign { .. } => {
             let custom_resource = if kube.is_some() {
                 "CustomResource, "
             } else {
@@ -37,7 +52,8 @@ pub fn struct_item(out: &mut String, s: &Struct, style: Style, kube: Option<&str
             };
             let _ = writeln!(
                 out,
-                "#[derive({custom_resource}Clone, Debug, PartialEq, Serialize, Deserialize)]"
+                "#[derive({custom_resource}Clone, Debug, {}PartialEq, Serialize, Deserialize)]",
+                style.default_derive()
             );
             out.push_str(kube.unwrap_or_default());
         }
@@ -125,7 +141,7 @@ fn struct_field(out: &mut String, field: &Field, style: Style) {
     }
     let rust = field.rust.trim_start_matches("r#");
     let read_as = match style {
-        Style::Foreign => rust.to_string(),
+        Style::Foreign { .. } => rust.to_string(),
         Style::Own => serde_camel_case(rust),
     };
     if read_as != field.json {
@@ -155,14 +171,14 @@ pub fn rust_type(ty: &Type, style: Style) -> String {
         Type::F64 => "f64".into(),
         Type::String => "String".into(),
         Type::IntOrString => match style {
-            Style::Foreign => "IntOrString".into(),
+            Style::Foreign { .. } => "IntOrString".into(),
             Style::Own => "k8s_openapi::apimachinery::pkg::util::intstr::IntOrString".into(),
         },
         Type::Any => "serde_json::Value".into(),
         Type::List(inner) => format!("Vec<{}>", rust_type(inner, style)),
         Type::Optional(inner) => format!("Option<{}>", rust_type(inner, style)),
         Type::Map(inner) => match style {
-            Style::Foreign => format!("BTreeMap<String, {}>", rust_type(inner, style)),
+            Style::Foreign { .. } => format!("BTreeMap<String, {}>", rust_type(inner, style)),
             Style::Own => format!(
                 "std::collections::BTreeMap<String, {}>",
                 rust_type(inner, style)
@@ -176,8 +192,12 @@ pub fn rust_type(ty: &Type, style: Style) -> String {
 pub fn enum_item(out: &mut String, e: &Enum, style: Style) {
     doc::write(out, "", e.doc.as_deref());
     match style {
-        Style::Foreign => {
-            out.push_str("#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]\n")
+        Style::Foreign { .. } => {
+            let _ = writeln!(
+                out,
+                "#[derive(Clone, Copy, Debug, {}PartialEq, Eq, Serialize, Deserialize)]",
+                style.default_derive()
+            );
         }
         Style::Own => out.push_str(
             "#[derive(schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]\n",
@@ -189,7 +209,7 @@ pub fn enum_item(out: &mut String, e: &Enum, style: Style) {
             let _ = writeln!(out, "    #[serde(rename = {})]", lit(&variant.json));
         }
         // The schema's default, else the first value: what `Default` gives.
-        if style == Style::Own && i == e.default.unwrap_or(0) {
+        if !style.default_derive().is_empty() && i == e.default.unwrap_or(0) {
             out.push_str("    #[default]\n");
         }
         let _ = writeln!(out, "    {},", variant.rust);

@@ -30,6 +30,9 @@ pub struct ExternalVars {
     pub external_items: String,
     /// An object of the kind with every field set, as JSON, for the round-trip test.
     pub external_example: String,
+    /// The CRD does not require a spec: the types read an object without one (the generated
+    /// test checks it).
+    pub external_spec_may_be_absent: bool,
 }
 
 impl ExternalVars {
@@ -52,6 +55,7 @@ impl ExternalVars {
             external_imports: external.imports.clone(),
             external_items: external.items.clone(),
             external_example: external.example.clone(),
+            external_spec_may_be_absent: external.spec_may_be_absent,
         }
     }
 }

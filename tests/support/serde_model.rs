@@ -3,6 +3,8 @@
 //! takes, and how a `#[derive(CustomResource)]` kind lays out its object. [`Model::round_trip`]
 //! reads a JSON value into those types and writes it back as serde would, so a test can prove,
 //! without compiling the code, that an example object survives the generated types whole.
+//! A spec type under `spec_or_default!` reads a missing or null spec as its `Default`, which the
+//! model builds from the derives (and refuses where a type does not derive it).
 
 use std::collections::BTreeMap;
 
@@ -44,6 +46,8 @@ pub struct StructDef {
     pub fields: Vec<FieldDef>,
     /// `#[kube(...)]`: the struct derives a kind.
     pub kube: Option<KubeDef>,
+    /// `#[derive(Default)]`.
+    pub default: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -58,12 +62,16 @@ pub struct KubeDef {
 pub struct EnumDef {
     /// (Rust variant, wire value).
     pub variants: Vec<(String, String)>,
+    /// The wire value of the `#[default]` variant, where the enum derives `Default`.
+    pub default: Option<String>,
 }
 
 #[derive(Debug, Default)]
 pub struct Model {
     pub structs: BTreeMap<String, StructDef>,
     pub enums: BTreeMap<String, EnumDef>,
+    /// The types named by `spec_or_default!`: a missing or null value reads as their default.
+    pub spec_or_default: Vec<String>,
 }
 
 impl Model {
@@ -83,9 +91,17 @@ impl Model {
                 Item::Enum(e) => {
                     let name = e.ident.to_string();
                     let mut def = EnumDef::default();
+                    let derives_default = derives(&e.attrs, "Default");
                     for v in &e.variants {
                         let rust = v.ident.to_string();
                         let wire = serde_rename(&v.attrs)?.unwrap_or_else(|| rust.clone());
+                        let marked = v.attrs.iter().any(|a| a.path().is_ident("default"));
+                        if marked && (def.default.is_some() || !derives_default) {
+                            return Err(format!("enum {name}: #[default] on {rust}"));
+                        }
+                        if marked {
+                            def.default = Some(wire.clone());
+                        }
                         if def.variants.iter().any(|(r, w)| *r == rust || *w == wire) {
                             return Err(format!("enum {name}: {rust} ({wire}) twice"));
                         }
@@ -96,6 +112,12 @@ impl Model {
                     {
                         return Err(format!("type {name} defined twice"));
                     }
+                }
+                Item::Macro(m)
+                    if m.mac.path.segments.last().unwrap().ident == "spec_or_default" =>
+                {
+                    let ty: syn::Ident = m.mac.parse_body().map_err(|e| e.to_string())?;
+                    model.spec_or_default.push(ty.to_string());
                 }
                 _ => {}
             }
@@ -138,11 +160,13 @@ impl Model {
             }
             out.extend(fields);
         } else {
-            let value = map.get("spec").ok_or("missing field spec")?;
-            out.insert(
-                "spec".into(),
-                self.read(&Ty::Named(spec.clone()), value, "spec")?,
-            );
+            let spec_type = Ty::Named(spec.clone());
+            let value = match map.get("spec").filter(|v| !v.is_null()) {
+                Some(value) => self.read(&spec_type, value, "spec")?,
+                None if self.spec_or_default.contains(spec) => self.default_value(&spec_type)?,
+                None => return Err("missing field spec".into()),
+            };
+            out.insert("spec".into(), value);
         }
         match (&kube.status, map.get("status")) {
             (Some(status), Some(value)) if !value.is_null() => {
@@ -208,6 +232,41 @@ impl Model {
             }
             _ => wrong(&format!("a {ty:?}")),
         }
+    }
+
+    /// What `Default::default()` of `ty` writes; Err where a type does not derive `Default`.
+    pub fn default_value(&self, ty: &Ty) -> Result<Value, String> {
+        Ok(match ty {
+            Ty::Bool => false.into(),
+            Ty::I32 | Ty::I64 | Ty::IntOrString => 0.into(),
+            Ty::F64 => serde_json::json!(0.0),
+            Ty::String => "".into(),
+            Ty::Value | Ty::Option(_) => Value::Null,
+            Ty::Vec(_) => Value::Array(Vec::new()),
+            Ty::Map(_) => Value::Object(Map::new()),
+            Ty::Named(name) => {
+                if let Some(e) = self.enums.get(name) {
+                    let default = e.default.as_ref();
+                    return default
+                        .map(|w| w.as_str().into())
+                        .ok_or(format!("{name}: no Default"));
+                }
+                let def = self.structs.get(name).ok_or(format!("no type {name}"))?;
+                if !def.default {
+                    return Err(format!("{name}: no Default"));
+                }
+                let mut out = Map::new();
+                for field in &def.fields {
+                    let value = self.default_value(&field.ty)?;
+                    if field.flatten {
+                        out.extend(value.as_object().cloned().unwrap_or_default());
+                    } else if !(value.is_null() && field.skip_none) {
+                        out.insert(field.wire.clone(), value);
+                    }
+                }
+                Value::Object(out)
+            }
+        })
     }
 
     fn read_struct(
@@ -297,6 +356,7 @@ pub fn same_types(a: &Model, b: &Model, name: &str, skip: &[&str]) {
 fn struct_def(attrs: &[Attribute], fields: &Fields) -> Result<StructDef, String> {
     let mut camel = false;
     let mut kube = None;
+    let default = derives(attrs, "Default");
     for attr in attrs {
         if attr.path().is_ident("serde") {
             attr.parse_nested_meta(|meta| {
@@ -344,6 +404,7 @@ fn struct_def(attrs: &[Attribute], fields: &Fields) -> Result<StructDef, String>
         return Ok(StructDef {
             fields: Vec::new(),
             kube,
+            default,
         });
     };
     let mut out: Vec<FieldDef> = Vec::new();
@@ -391,7 +452,26 @@ fn struct_def(attrs: &[Attribute], fields: &Fields) -> Result<StructDef, String>
         };
         out.push(def);
     }
-    Ok(StructDef { fields: out, kube })
+    Ok(StructDef {
+        fields: out,
+        kube,
+        default,
+    })
+}
+
+/// Whether `#[derive(...)]` among `attrs` names `name`.
+fn derives(attrs: &[Attribute], name: &str) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("derive"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|meta| {
+                found |= meta.path.is_ident(name);
+                Ok(())
+            });
+            found
+        })
 }
 
 /// serde's `rename_all = "camelCase"` of a snake_case field.

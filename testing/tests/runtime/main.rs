@@ -10,6 +10,7 @@
 //! The tests of what is behind a feature of the runtime (self-signed and `--webhook-url`
 //! certificates, storage migration, sharding) run with this crate's feature of the same name.
 
+mod absent_spec;
 mod admission;
 mod cache;
 #[cfg(feature = "webhooks")]

@@ -93,6 +93,27 @@ fn removed_apis(context: &Context, csv: &Typed, report: &mut Report) {
 fn spec_checks(csv: &Typed, report: &mut Report) {
     let value = &csv.value;
     let at = |field: &str| format!("{}: {field}", csv.file);
+    check_contacts(csv, report);
+    let version = text(value, &["spec", "version"]);
+    if Version::parse_tolerant(version).is_ok_and(|v| v.is_zero()) || version.is_empty() {
+        report.error(at("spec.version"), "csv.Spec.Version must be set");
+    }
+    check_icon(csv, report);
+    let min = text(value, &["spec", "minKubeVersion"]);
+    if min.trim().is_empty() {
+        report.warn(at("spec.minKubeVersion"), "csv.Spec.minKubeVersion is not informed. It is recommended you provide this information. Otherwise, it would mean that your operator project can be distributed and installed in any cluster version available, which is not necessarily the case for all projects.");
+    } else if Version::parse(min).is_err() {
+        report.error(
+            at("spec.minKubeVersion"),
+            format!("csv.Spec.MinKubeVersion has an invalid value: {min}"),
+        );
+    }
+}
+
+/// The provider's name, and each maintainer's name and email and each link's name and URL.
+fn check_contacts(csv: &Typed, report: &mut Report) {
+    let value = &csv.value;
+    let at = |field: &str| format!("{}: {field}", csv.file);
     if text(value, &["spec", "provider", "name"]).trim().is_empty() {
         report.error(
             at("spec.provider.name"),
@@ -133,10 +154,13 @@ fn spec_checks(csv: &Typed, report: &mut Report) {
             );
         }
     }
-    let version = text(value, &["spec", "version"]);
-    if Version::parse_tolerant(version).is_ok_and(|v| v.is_zero()) || version.is_empty() {
-        report.error(at("spec.version"), "csv.Spec.Version must be set");
-    }
+}
+
+/// One icon, with data and one of the media types OperatorHub.io shows (a warning when the CSV
+/// has none).
+fn check_icon(csv: &Typed, report: &mut Report) {
+    let value = &csv.value;
+    let at = |field: &str| format!("{}: {field}", csv.file);
     let icons = list(value, &["spec", "icon"]);
     match icons {
         [] if value.pointer("/spec/icon").is_none_or(Value::is_null) => {
@@ -167,15 +191,6 @@ fn spec_checks(csv: &Typed, report: &mut Report) {
                 );
             }
         }
-    }
-    let min = text(value, &["spec", "minKubeVersion"]);
-    if min.trim().is_empty() {
-        report.warn(at("spec.minKubeVersion"), "csv.Spec.minKubeVersion is not informed. It is recommended you provide this information. Otherwise, it would mean that your operator project can be distributed and installed in any cluster version available, which is not necessarily the case for all projects.");
-    } else if Version::parse(min).is_err() {
-        report.error(
-            at("spec.minKubeVersion"),
-            format!("csv.Spec.MinKubeVersion has an invalid value: {min}"),
-        );
     }
 }
 

@@ -23,6 +23,7 @@ use super::Context;
 use crate::k8s_names;
 use crate::validate::Report;
 use crate::validate::fields::{list, strings, text};
+use crate::validate::load::Typed;
 use crate::validate::objects::SUPPORTED_KINDS;
 
 pub fn check(context: &Context, report: &mut Report) {
@@ -125,7 +126,7 @@ fn check_dependencies(context: &Context, report: &mut Report) {
     }
 }
 
-fn check_webhooks(csv: &crate::validate::load::Typed, modes: &BTreeSet<&str>, report: &mut Report) {
+fn check_webhooks(csv: &Typed, modes: &BTreeSet<&str>, report: &mut Report) {
     let webhooks = list(&csv.value, &["spec", "webhookdefinitions"]);
     let at = format!("{}: spec.webhookdefinitions", csv.file);
     if !webhooks.is_empty() {
@@ -177,99 +178,33 @@ fn check_webhooks(csv: &crate::validate::load::Typed, modes: &BTreeSet<&str>, re
 fn check_consistency(context: &Context, report: &mut Report) {
     let bundle = context.bundle;
     let Some(csv) = &bundle.csv else { return };
-    let value = &csv.value;
-    let at = |field: &str| format!("{}: {field}", csv.file);
-    let fail = |reason: String| format!("OLM v1 cannot install this bundle: {reason}");
     if bundle.package().is_empty() {
         report.error(
             "metadata/annotations.yaml",
-            fail("package name is empty".into()),
+            not_installable("package name is empty".into()),
         );
     }
-    let mut deployments = BTreeSet::new();
-    for deployment in list(value, &["spec", "install", "spec", "deployments"]) {
-        let name = text(deployment, &["name"]);
-        if !deployments.insert(name) {
-            report.error(
-                at("spec.install.spec.deployments"),
-                fail(format!(
-                    "cluster service version contains duplicate strategy deployment spec '{name}'"
-                )),
-            );
-        }
-        let problems = k8s_names::dns1123_subdomain(name);
-        if !problems.is_empty() {
-            report.error(
-                at("spec.install.spec.deployments"),
-                fail(format!(
-                    "invalid cluster service version strategy deployment name '{name}': {}",
-                    problems.join(", ")
-                )),
-            );
-        }
-    }
+    let deployments = check_deployment_names(csv, report);
     let mut crd_names = BTreeSet::new();
     for crd in &bundle.crds {
         let name = text(&crd.value, &["metadata", "name"]);
         if !crd_names.insert(name) {
             report.error(
                 &crd.file,
-                fail(format!(
+                not_installable(format!(
                     "bundle contains duplicate custom resource definition '{name}'"
                 )),
             );
         }
     }
-    let owned: BTreeSet<&str> = list(value, &["spec", "customresourcedefinitions", "owned"])
+    let owned: BTreeSet<&str> = list(&csv.value, &["spec", "customresourcedefinitions", "owned"])
         .iter()
         .map(|o| text(o, &["name"]))
         .collect();
     for name in owned.difference(&crd_names) {
-        report.error(at("spec.customresourcedefinitions.owned"), fail(format!("cluster service definition references owned custom resource definition '{name}' not found in bundle")));
+        report.error(format!("{}: spec.customresourcedefinitions.owned", csv.file), not_installable(format!("cluster service definition references owned custom resource definition '{name}' not found in bundle")));
     }
-    let mut names: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    let mut converted: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for webhook in list(value, &["spec", "webhookdefinitions"]) {
-        let kind = text(webhook, &["type"]);
-        let name = text(webhook, &["generateName"]);
-        let deployment = text(webhook, &["deploymentName"]);
-        if !deployments.contains(deployment) {
-            report.error(at("spec.webhookdefinitions"), fail(format!("webhook of type '{kind}' with name '{name}' references non-existent deployment '{deployment}'")));
-        }
-        if !names.entry(kind).or_default().insert(name) {
-            report.error(
-                at("spec.webhookdefinitions"),
-                fail(format!("duplicate webhook '{name}' of type '{kind}'")),
-            );
-        }
-        let problems = k8s_names::dns1123_subdomain(name);
-        if !problems.is_empty() {
-            report.error(
-                at("spec.webhookdefinitions"),
-                fail(format!(
-                    "webhook of type '{kind}' has invalid name '{name}': {}",
-                    problems.join(",")
-                )),
-            );
-        }
-        if kind == "ConversionWebhook" {
-            for crd in strings(webhook, &["conversionCRDs"]) {
-                if !owned.contains(crd) {
-                    report.error(at("spec.webhookdefinitions"), fail(format!("conversion webhook '{name}' references custom resource definition '{crd}' not owned bundle")));
-                }
-                converted.entry(crd).or_default().push(name);
-            }
-        }
-    }
-    for (crd, webhooks) in converted.into_iter().filter(|(_, w)| w.len() > 1) {
-        report.error(
-            at("spec.webhookdefinitions"),
-            fail(format!(
-                "conversion webhooks [{}] reference same custom resource definition '{crd}'",
-                webhooks.join(",")
-            )),
-        );
-    }
+    check_webhook_definitions(csv, &deployments, &owned, report);
     for object in &bundle.objects {
         if matches!(
             object.kind.as_str(),
@@ -280,11 +215,98 @@ fn check_consistency(context: &Context, report: &mut Report) {
         if !SUPPORTED_KINDS.contains(&object.kind.as_str()) {
             report.error(
                 &object.file,
-                fail(format!(
+                not_installable(format!(
                     "unsupported resource {:?} with kind {:?}",
                     object.name, object.kind
                 )),
             );
         }
+    }
+}
+
+/// A finding of the renderer's checks, as operator-controller words it.
+fn not_installable(reason: String) -> String {
+    format!("OLM v1 cannot install this bundle: {reason}")
+}
+
+/// The names of the CSV's deployments, each of which must be unique and a DNS name.
+fn check_deployment_names<'a>(csv: &'a Typed, report: &mut Report) -> BTreeSet<&'a str> {
+    let at = format!("{}: spec.install.spec.deployments", csv.file);
+    let mut deployments = BTreeSet::new();
+    for deployment in list(&csv.value, &["spec", "install", "spec", "deployments"]) {
+        let name = text(deployment, &["name"]);
+        if !deployments.insert(name) {
+            report.error(
+                &at,
+                not_installable(format!(
+                    "cluster service version contains duplicate strategy deployment spec '{name}'"
+                )),
+            );
+        }
+        let problems = k8s_names::dns1123_subdomain(name);
+        if !problems.is_empty() {
+            report.error(
+                &at,
+                not_installable(format!(
+                    "invalid cluster service version strategy deployment name '{name}': {}",
+                    problems.join(", ")
+                )),
+            );
+        }
+    }
+    deployments
+}
+
+/// The CSV's webhooks: each names one of its `deployments`, has a unique DNS name within its
+/// type, and converts `owned` CRDs only, no CRD by two conversion webhooks.
+fn check_webhook_definitions(
+    csv: &Typed,
+    deployments: &BTreeSet<&str>,
+    owned: &BTreeSet<&str>,
+    report: &mut Report,
+) {
+    let at = format!("{}: spec.webhookdefinitions", csv.file);
+    let mut names: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut converted: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for webhook in list(&csv.value, &["spec", "webhookdefinitions"]) {
+        let kind = text(webhook, &["type"]);
+        let name = text(webhook, &["generateName"]);
+        let deployment = text(webhook, &["deploymentName"]);
+        if !deployments.contains(deployment) {
+            report.error(&at, not_installable(format!("webhook of type '{kind}' with name '{name}' references non-existent deployment '{deployment}'")));
+        }
+        if !names.entry(kind).or_default().insert(name) {
+            report.error(
+                &at,
+                not_installable(format!("duplicate webhook '{name}' of type '{kind}'")),
+            );
+        }
+        let problems = k8s_names::dns1123_subdomain(name);
+        if !problems.is_empty() {
+            report.error(
+                &at,
+                not_installable(format!(
+                    "webhook of type '{kind}' has invalid name '{name}': {}",
+                    problems.join(",")
+                )),
+            );
+        }
+        if kind == "ConversionWebhook" {
+            for crd in strings(webhook, &["conversionCRDs"]) {
+                if !owned.contains(crd) {
+                    report.error(&at, not_installable(format!("conversion webhook '{name}' references custom resource definition '{crd}' not owned bundle")));
+                }
+                converted.entry(crd).or_default().push(name);
+            }
+        }
+    }
+    for (crd, webhooks) in converted.into_iter().filter(|(_, w)| w.len() > 1) {
+        report.error(
+            &at,
+            not_installable(format!(
+                "conversion webhooks [{}] reference same custom resource definition '{crd}'",
+                webhooks.join(",")
+            )),
+        );
     }
 }

@@ -33,4 +33,23 @@ mod tests {
         let object: {{ kind }} = serde_json::from_value(example()).unwrap();
         assert_eq!(serde_json::to_value(&object).unwrap(), example());
     }
+{%- if external_spec_may_be_absent %}
+
+    /// The CRD does not require a spec: a {{ kind }} without one, or with `spec: null`, reads
+    /// as the default spec, every other field kept.
+    #[test]
+    fn an_absent_spec_reads_as_the_default() {
+        let mut missing = example();
+        missing.as_object_mut().unwrap().remove("spec");
+        let mut null = example();
+        null["spec"] = serde_json::Value::Null;
+        let mut expected = example();
+        expected["spec"] = serde_json::to_value({{ kind }}Spec::default()).unwrap();
+        for json in [missing, null] {
+            let object: {{ kind }} = serde_json::from_value(json).unwrap();
+            assert_eq!(object.spec, {{ kind }}Spec::default());
+            assert_eq!(serde_json::to_value(&object).unwrap(), expected);
+        }
+    }
+{%- endif %}
 }

@@ -14,10 +14,12 @@ use serde_yaml::Value;
 use super::replay::{License, Replay};
 use crate::boilerplate;
 use crate::cli::AlphaMigrateArgs;
-use crate::openapi::{Translation, example, own_types, translate};
+use crate::openapi::{Translation, example, kind, own_types, translate};
 use crate::plugins::{self, Gvk};
 use crate::project::{self, Api, LAYOUT, Project, Resource};
 use crate::scaffold::rustfmt;
+
+mod absent_spec;
 
 pub fn run(args: &AlphaMigrateArgs, cwd: &Path) -> Result<()> {
     let from = cwd.join(&args.from);
@@ -37,18 +39,13 @@ pub fn run(args: &AlphaMigrateArgs, cwd: &Path) -> Result<()> {
     let binary = super::this_binary()?;
     let tree_dir = replay.scaffold(&binary, "migrated", false)?;
 
-    let crds = read_crds(&from.join("config/crd/bases"))?;
-    let mut api_files = Vec::new();
-    for r in project.resources.iter().filter(|r| r.api.is_some()) {
-        api_files.extend(carry_types(
-            &project,
-            r,
-            &crds,
-            &from,
-            &tree_dir,
-            &mut report,
-        )?);
-    }
+    let migration = Migration {
+        project: &project,
+        crds: read_crds(&from.join("config/crd/bases"))?,
+        from: &from,
+        tree: &tree_dir,
+    };
+    let api_files = migration.carry_kinds(&mut report)?;
     // One rustfmt for every API file written to: the fields as `cargo fmt` lays them out.
     let (paths, texts): (Vec<_>, Vec<_>) = api_files.into_iter().unzip();
     for (path, text) in paths.iter().zip(rustfmt::format_all(&tree_dir, texts)) {
@@ -243,84 +240,150 @@ fn read_crds(dir: &Path) -> Result<BTreeMap<(String, String), Value>> {
     Ok(crds)
 }
 
-/// The spec and status fields of one kind's version, from its CRD, into the text of the Rust API
-/// file the scaffold wrote (returned with its path, to be formatted); and the Go project's sample
-/// of it, written.
-fn carry_types(
-    project: &Project,
-    r: &Resource,
-    crds: &BTreeMap<(String, String), Value>,
-    from: &Path,
-    tree: &Path,
-    report: &mut Vec<String>,
-) -> Result<Option<(PathBuf, String)>> {
-    let shown = format!("{} {}/{}", r.kind, r.group, r.version);
-    let qualified = format!("{}.{}", r.group, project.domain);
-    let Some(schema) = schema_to_carry(project, r, crds, &shown, report) else {
-        return Ok(None);
-    };
-    let converts = project.resources.iter().any(|o| {
-        o.group == r.group && o.kind == r.kind && o.webhooks.as_ref().is_some_and(|w| w.conversion)
-    });
-    let empty = Value::Mapping(Default::default());
-    let props = |part: &str| {
-        schema
-            .get("properties")
-            .and_then(|p| p.get(part))
-            .unwrap_or(&empty)
-    };
-    let names = |part: &str| property_names(props(part));
-    // The scaffold's own fields: nothing to carry.
-    let as_scaffolded = names("spec") == ["foo"]
-        && is_optional_string(props("spec"), "foo")
-        && names("status").iter().all(|n| n == "conditions");
-    if as_scaffolded {
-        return Ok(None);
+/// Carrying the kinds of a Go project (at `from`) into the Rust project scaffolded at `tree`.
+struct Migration<'a> {
+    project: &'a Project,
+    /// The Go project's CRDs by qualified group and kind.
+    crds: BTreeMap<(String, String), Value>,
+    from: &'a Path,
+    tree: &'a Path,
+}
+
+/// One kind's version, carried.
+struct CarriedKind {
+    /// Its API file, and the file's new text.
+    file: PathBuf,
+    text: String,
+    /// Its module under src/api and its kind, when objects may lack a spec (see [`absent_spec`]).
+    absent_spec: Option<(String, String)>,
+}
+
+impl Migration<'_> {
+    /// Every kind's fields and spec presence carried: the API files to write (with
+    /// src/api/mod.rs), formatted by the caller.
+    fn carry_kinds(&self, report: &mut Vec<String>) -> Result<Vec<(PathBuf, String)>> {
+        let mut api_files = Vec::new();
+        let mut absent_specs = Vec::new();
+        for r in self.project.resources.iter().filter(|r| r.api.is_some()) {
+            if let Some(carried) = self.carry_kind(r, report)? {
+                api_files.push((carried.file, carried.text));
+                absent_specs.extend(carried.absent_spec);
+            }
+        }
+        if !absent_specs.is_empty() {
+            let path = self.tree.join("src/api/mod.rs");
+            let mut text = std::fs::read_to_string(&path)?;
+            for (module, kind) in &absent_specs {
+                text = absent_spec::crds_entry(&text, module, kind).with_context(|| {
+                    format!("src/api/mod.rs has no crds() entry for {module}::{kind}")
+                })?;
+            }
+            api_files.push((path, text));
+        }
+        Ok(api_files)
     }
-    if converts {
-        report.push(format!(
+
+    /// One kind's version; None when the scaffold's API file stays as it is.
+    fn carry_kind(&self, r: &Resource, report: &mut Vec<String>) -> Result<Option<CarriedKind>> {
+        let shown = format!("{} {}/{}", r.kind, r.group, r.version);
+        let Some(schema) = schema_to_carry(self.project, r, &self.crds, &shown, report) else {
+            return Ok(None);
+        };
+        let qualified = format!("{}.{}", r.group, self.project.domain);
+        let Some(file) = api_file(self.tree, &qualified, &r.version, &r.kind)? else {
+            bail!("the scaffold has no API file for {shown}");
+        };
+        let scaffolded = std::fs::read_to_string(&file)?;
+        let carried = self.carry_types(r, schema, &scaffolded, &file, report)?;
+        let mut text = carried.unwrap_or_else(|| scaffolded.clone());
+        let mut absent_spec = None;
+        if kind::may_be_absent(schema, schema.get("properties").and_then(|p| p.get("spec"))) {
+            text = absent_spec::spec_type(&text, &r.kind, &r.version)
+                .with_context(|| format!("the scaffold of {shown} has no spec struct"))?;
+            absent_spec = Some((api_module(self.tree, &file)?, r.kind.clone()));
+        }
+        Ok((text != scaffolded).then_some(CarriedKind {
+            file,
+            text,
+            absent_spec,
+        }))
+    }
+
+    /// The spec and status fields of one kind's version, from its CRD (`schema`), into the text of
+    /// the Rust API file the scaffold wrote (`text`, at `file`), which is returned; and the Go
+    /// project's sample of it, written. None when there is nothing to carry.
+    fn carry_types(
+        &self,
+        r: &Resource,
+        schema: &Value,
+        text: &str,
+        file: &Path,
+        report: &mut Vec<String>,
+    ) -> Result<Option<String>> {
+        let shown = format!("{} {}/{}", r.kind, r.group, r.version);
+        let empty = Value::Mapping(Default::default());
+        let props = |part: &str| {
+            schema
+                .get("properties")
+                .and_then(|p| p.get(part))
+                .unwrap_or(&empty)
+        };
+        let names = |part: &str| property_names(props(part));
+        // The scaffold's own fields: nothing to carry.
+        let as_scaffolded = names("spec") == ["foo"]
+            && is_optional_string(props("spec"), "foo")
+            && names("status").iter().all(|n| n == "conditions");
+        if as_scaffolded {
+            return Ok(None);
+        }
+        // A kind converted between versions: its conversions copy the scaffold's fields.
+        let converts = self.project.resources.iter().any(|o| {
+            o.group == r.group
+                && o.kind == r.kind
+                && o.webhooks.as_ref().is_some_and(|w| w.conversion)
+        });
+        if converts {
+            report.push(format!(
             "{shown}: has a conversion webhook, whose scaffolded conversions copy the example field \
              `foo` between versions: its fields are the scaffold's; port the fields from the CRD \
              together with the conversions"
         ));
-        return Ok(None);
-    }
-    let Some(file) = api_file(tree, &qualified, &r.version, &r.kind)? else {
-        bail!("the scaffold has no API file for {shown}");
-    };
-    let text = std::fs::read_to_string(&file)?;
-    let has_webhooks = r
-        .webhooks
-        .as_ref()
-        .is_some_and(|w| w.defaulting || w.validation);
-    // Defaulting and validation examples use `spec.foo`: keep the scaffold's field for them.
-    let spec_except: &[&str] = if has_webhooks { &["foo"] } else { &[] };
-    if has_webhooks && !is_optional_string(props("spec"), "foo") {
-        report.push(format!(
+            return Ok(None);
+        }
+        let has_webhooks = r
+            .webhooks
+            .as_ref()
+            .is_some_and(|w| w.defaulting || w.validation);
+        // Defaulting and validation examples use `spec.foo`: keep the scaffold's field for them.
+        let spec_except: &[&str] = if has_webhooks { &["foo"] } else { &[] };
+        if has_webhooks && !is_optional_string(props("spec"), "foo") {
+            report.push(format!(
             "{shown}: kept the scaffold's example field spec.foo, which its webhook examples use; \
              remove it with them"
         ));
+        }
+        let spec = translate(props("spec"), &format!("{}Spec", r.kind), spec_except)?;
+        let status = translate(
+            props("status"),
+            &format!("{}Status", r.kind),
+            &["conditions"],
+        )?;
+        for skipped in spec.skipped.iter().chain(&status.skipped) {
+            report.push(format!("{shown}: {skipped}"));
+        }
+        let file_name = file
+            .file_name()
+            .and_then(|f| f.to_str())
+            .unwrap_or_default();
+        let Some(text) = splice_types(text, &r.kind, file_name, has_webhooks, &spec, &status)
+        else {
+            bail!("the scaffold of {shown} has no example field to replace");
+        };
+        let spec_types = own_types(props("spec"), &format!("{}Spec", r.kind), spec_except)?;
+        let least_spec = example::required_struct_value(&spec_types, &format!("{}Spec", r.kind));
+        carry_sample(r, self.from, self.tree, has_webhooks, &least_spec, report)?;
+        Ok(Some(text))
     }
-    let spec = translate(props("spec"), &format!("{}Spec", r.kind), spec_except)?;
-    let status = translate(
-        props("status"),
-        &format!("{}Status", r.kind),
-        &["conditions"],
-    )?;
-    for skipped in spec.skipped.iter().chain(&status.skipped) {
-        report.push(format!("{shown}: {skipped}"));
-    }
-    let file_name = file
-        .file_name()
-        .and_then(|f| f.to_str())
-        .unwrap_or_default();
-    let Some(text) = splice_types(&text, &r.kind, file_name, has_webhooks, &spec, &status) else {
-        bail!("the scaffold of {shown} has no example field to replace");
-    };
-    let spec_types = own_types(props("spec"), &format!("{}Spec", r.kind), spec_except)?;
-    let least_spec = example::required_struct_value(&spec_types, &format!("{}Spec", r.kind));
-    carry_sample(r, from, tree, has_webhooks, &least_spec, report)?;
-    Ok(Some((file, text)))
 }
 
 /// The schema of the kind's version that `carry_types` carries: none for a plugin's kinds, which
@@ -461,6 +524,17 @@ fn carry_sample(
     };
     std::fs::write(&ours, super::sample::with_spec(&sample, least_spec))?;
     Ok(())
+}
+
+/// The module of an API file under src/api, as `crds()` names it: `v1` for src/api/v1/ship.rs,
+/// `ship::v1` for src/api/ship/v1/ship.rs.
+fn api_module(tree: &Path, file: &Path) -> Result<String> {
+    let dir = file
+        .parent()
+        .and_then(|dir| dir.strip_prefix(tree.join("src/api")).ok())
+        .with_context(|| format!("{} is not under src/api", file.display()))?;
+    let parts: Vec<_> = dir.iter().filter_map(|part| part.to_str()).collect();
+    Ok(parts.join("::"))
 }
 
 /// The API file of group/version/kind in the scaffolded tree: the `.rs` file under src/api whose
