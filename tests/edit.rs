@@ -76,8 +76,8 @@ fn sharding_gives_what_init_sharding_gives_and_back() {
 
 /// `init --runtime=crates-io` holds no runtime sources and names the crates by version; `edit
 /// --runtime` moves a project between the two sources and gives what `init` with the other
-/// gives, `alpha generate` keeps the source, and a switch keeps the user's own edits of
-/// Cargo.toml.
+/// gives (Cargo.lock included: each source has its own), `alpha generate` keeps the source, and
+/// a switch keeps the user's own edits of Cargo.toml and leaves a lock they changed to cargo.
 #[test]
 fn runtime_gives_what_init_runtime_gives_and_back() {
     let (_a, vendored) = folder("vendored");
@@ -150,7 +150,11 @@ fn runtime_gives_what_init_runtime_gives_and_back() {
             "members = [\"xtask\", \"operator-rs-runtime\", \"operator-rs-testing\"]",
         );
     std::fs::write(&path, &edited).unwrap();
+    let lock = vendored.join("Cargo.lock");
+    let own_lock = format!("{}\n# mine\n", std::fs::read_to_string(&lock).unwrap());
+    std::fs::write(&lock, &own_lock).unwrap();
     run_ok(&vendored, &["edit", "--runtime=crates-io"]);
+    assert_eq!(std::fs::read_to_string(&lock).unwrap(), own_lock);
     let switched = std::fs::read_to_string(&path).unwrap();
     assert!(
         switched.contains("itertools = \"0.14\" # mine\n"),

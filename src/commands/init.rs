@@ -126,7 +126,7 @@ fn scaffold_files(
             continue;
         }
         let contents = match file.path.as_str() {
-            "Cargo.lock" => cargo_lock::for_project(&file.contents, name.as_str())?,
+            "Cargo.lock" => cargo_lock::for_source(args.runtime, name.as_str())?,
             "Cargo.toml" => {
                 runtime_source::set_in_manifest(&file.contents, &file.path, args.runtime)?
             }

@@ -6,11 +6,30 @@
 //! its own package name, moved to where cargo sorts it: cargo compares the lock it would write
 //! with the file, so a lock out of order would be rewritten by the first build and refused by
 //! `cargo build --locked`.
+//!
+//! A project that takes operator-rs's crates from crates.io gets `crates-io.Cargo.lock` beside
+//! this file instead (from the same script): cargo locks all the dependencies of a workspace's
+//! members (vendored crates), optional and dev ones included, but of a dependency only what the
+//! features turned on need.
 
 use anyhow::{Result, bail};
 
+use super::templates;
+use crate::project::RuntimeSource;
+
 /// The package name of the reference project in the template lock.
 pub const PLACEHOLDER: &str = "operator-rs-lock-reference";
+
+/// The lock `init` writes for the project `project_name` that takes operator-rs's crates from
+/// `source`.
+pub fn for_source(source: RuntimeSource, project_name: &str) -> Result<String> {
+    let template = match source {
+        RuntimeSource::Vendored => templates::source("init/Cargo.lock")?,
+        // Not a template of init's table, whose files every project gets.
+        RuntimeSource::CratesIo => include_str!("crates-io.Cargo.lock"),
+    };
+    for_project(template, project_name)
+}
 
 /// What every `[[package]]` entry of a lock file starts with.
 const ENTRY: &str = "[[package]]\n";
@@ -93,6 +112,21 @@ mod tests {
         assert!(project.contains("name = \"operator-rs-runtime\"\n"));
         assert!(project.contains("name = \"operator-rs-testing\"\n"));
         assert!(!project.contains(PLACEHOLDER));
+    }
+
+    /// The crates-io lock leaves out the runtime's optional dependencies that init turns off
+    /// (its `webhooks` feature's certificate authority).
+    #[test]
+    fn the_crates_io_template_has_the_reference_project_without_optional_dependencies() {
+        let project = for_source(RuntimeSource::CratesIo, "demo").unwrap();
+        let runtime = project
+            .split(ENTRY)
+            .find(|entry| name_of(entry) == "operator-rs-runtime")
+            .unwrap();
+        assert!(runtime.contains(" \"kube\",\n"), "{runtime}");
+        assert!(!runtime.contains(" \"rcgen\",\n"), "{runtime}");
+        let vendored = for_source(RuntimeSource::Vendored, "demo").unwrap();
+        assert!(vendored.contains(" \"rcgen\",\n"));
     }
 
     #[test]

@@ -88,7 +88,7 @@ pub fn plan(args: &EditArgs, dir: &Path, year: i64) -> Result<(Plan, Vec<String>
         }
     }
     if new.runtime != old.runtime {
-        runtime::switch(&mut plan, new.runtime)?;
+        runtime::switch(&mut plan, &new.project_name, old.runtime, new.runtime)?;
         notes.extend(crate::runtime_source::unpublished_note(new.runtime));
     }
     if let Some(header) = &new_header {
