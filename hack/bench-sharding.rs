@@ -18,8 +18,10 @@
 //!
 //! With `--kill`, one replica that does not lead is killed with SIGKILL once a quarter of the
 //! backlog has converged, and the time until its share is converged by the others is printed;
-//! with `--kill-leader`, the elected replica instead (the worst case: a new one must be elected
-//! before the share moves).
+//! with `--kill-leader`, the elected replica instead (the worst case: its Lease must expire before
+//! a new one is elected). Right after the kill, a tenth as many new Memcacheds as the backlog are
+//! created, and the time until they are all Available is printed too: those the ring gives to the
+//! killed replica wait for its Lease to expire.
 //!
 //! With `--cluster`, the objects live in the cluster of `KUBECONFIG` instead: in a namespace of the
 //! run's own (`bench-sharding-<pid>`), which the managers watch alone (`WATCH_NAMESPACE`) and hold
@@ -121,7 +123,7 @@ async fn main() {
         .map(|i| start_replica(manager, &backend, i, r > 1))
         .collect();
     let anon = sample_peak_anon(replicas.iter().map(|replica| replica.child.id()).collect());
-    let after_kill = converge(&backend, &mut replicas, n, kill).await;
+    let after_kill = converge(&backend, &mut replicas, n, kill, &sample).await;
     let converged = start.elapsed();
     backend.wait_until_idle(&replicas).await;
     let shares = shares(&backend.objects().await);
@@ -136,7 +138,15 @@ async fn main() {
     }
     backend.clean_up().await;
 
-    println!("objects:                 {n}");
+    let created = after_kill.as_ref().map_or(0, |after| after.created);
+    println!(
+        "objects:                 {}",
+        if created > 0 {
+            format!("{} ({n} and {created} created after the kill)", n + created)
+        } else {
+            n.to_string()
+        }
+    );
     println!(
         "replicas:                {r}{}{}",
         if r > 1 { " (--sharding)" } else { "" },
@@ -147,8 +157,13 @@ async fn main() {
         },
     );
     println!("wall time to converge:   {converged:.2?}");
+    let n = n + created;
     if let Some(after) = after_kill {
-        println!("converged after kill:    {after:.2?}");
+        println!("converged after kill:    {:.2?}", after.all);
+        println!(
+            "created after the kill:  {} objects, all Available {:.2?} after the kill",
+            after.created, after.created_converged
+        );
     }
     print_replicas(&replicas, &shares, &anon, r);
     let managers: Duration = replicas.iter().map(|replica| replica.cpu).sum();
@@ -171,16 +186,32 @@ async fn main() {
     );
 }
 
+/// What a run with a kill measures after it.
+struct AfterKill {
+    /// Until every object was Available and none was left on the replica killed.
+    all: Duration,
+    /// How many objects were created right after the kill.
+    created: usize,
+    /// Until those were all Available.
+    created_converged: Duration,
+}
+
+/// The name prefix of the objects created right after a kill.
+const CREATED_AFTER_KILL: &str = "after-kill-";
+
 /// Runs the managers until every Memcached is Available (and, after a kill, none is left on
-/// the replica killed); with `kill`, kills one replica once a quarter has converged. Returns
-/// how long the objects took to converge after the kill.
+/// the replica killed); with `kill`, kills one replica once a quarter has converged and then
+/// creates `n / 10` copies of `sample`. Returns what it measured after the kill.
 async fn converge(
     backend: &Backend,
     replicas: &mut [Replica],
-    n: usize,
+    mut n: usize,
     kill: Option<Victim>,
-) -> Option<Duration> {
+    sample: &Memcached,
+) -> Option<AfterKill> {
     let mut killed: Option<(String, Instant)> = None;
+    let created = (n / 10).max(1);
+    let mut created_converged = None;
     loop {
         // Not too often: each look copies every object out of the fake (under its lock), or
         // lists them from the API server.
@@ -192,8 +223,21 @@ async fn converge(
             let shard = |o: &&Memcached| label(o).is_some_and(|shard| shard.starts_with(member));
             objects.iter().filter(shard).count()
         });
-        if converged == n && of_killed == 0 {
-            return killed.map(|(_, at)| at.elapsed());
+        if let Some((_, at)) = &killed
+            && created_converged.is_none()
+        {
+            let new = |o: &&Memcached| o.name_any().starts_with(CREATED_AFTER_KILL);
+            let available_new = objects.iter().filter(new).filter(|o| available(o)).count();
+            if available_new == created {
+                created_converged = Some(at.elapsed());
+            }
+        }
+        if converged == n && of_killed == 0 && (killed.is_none() || created_converged.is_some()) {
+            return killed.map(|(_, at)| AfterKill {
+                all: at.elapsed(),
+                created,
+                created_converged: created_converged.unwrap_or_default(),
+            });
         }
         if let (Some(target), None) = (kill, &killed)
             && converged >= n / 4
@@ -215,6 +259,13 @@ async fn converge(
                 victim.name
             );
             killed = Some((member_of(victim), Instant::now()));
+            let new = (0..created).map(|i| {
+                let mut object = sample.clone();
+                object.metadata.name = Some(format!("{CREATED_AFTER_KILL}{i}"));
+                object
+            });
+            backend.create(new).await;
+            n += created;
         }
         for replica in replicas.iter_mut().filter(|replica| !replica.killed) {
             if let Some(status) = replica.child.try_wait().unwrap() {
@@ -305,10 +356,6 @@ impl Backend {
         let fake = FakeApiServer::new();
         fake.register_crd(&Memcached::crd())
             .simulate_deployments(true);
-        for mut object in backlog {
-            object.metadata.namespace = Some("default".to_owned());
-            fake.put(&object);
-        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let server = fake.clone();
@@ -317,11 +364,13 @@ impl Backend {
         std::fs::create_dir_all(&work).unwrap();
         let kubeconfig = work.join("kubeconfig");
         std::fs::write(&kubeconfig, kubeconfig_for(&format!("http://{address}"))).unwrap();
-        Backend::Fake {
+        let backend = Backend::Fake {
             fake,
             kubeconfig,
             work,
-        }
+        };
+        backend.create(backlog).await;
+        backend
     }
 
     /// A namespace of the cluster of `KUBECONFIG` holding `backlog`, the CRD installed if it was
@@ -352,23 +401,41 @@ impl Backend {
             .create(&PostParams::default(), &object)
             .await
             .unwrap();
-        let api = Api::<Memcached>::namespaced(client.clone(), &namespace);
-        for object in backlog {
-            // The CRD's new version may take a moment to be served everywhere.
-            let mut tries = 0;
-            while let Err(error) = api.create(&PostParams::default(), &object).await {
-                tries += 1;
-                assert!(tries < 20, "creating {}: {error}", object.name_any());
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
-        }
         let pods = Api::<Pod>::namespaced(client.clone(), &namespace);
         let kubelet = tokio::spawn(Kubelet::new(pods).run());
-        Backend::Cluster {
+        let backend = Backend::Cluster {
             client,
             namespace,
             installed_crd,
             kubelet,
+        };
+        backend.create(backlog).await;
+        backend
+    }
+
+    /// Stores `objects`.
+    async fn create(&self, objects: impl Iterator<Item = Memcached>) {
+        match self {
+            Backend::Fake { fake, .. } => {
+                for mut object in objects {
+                    object.metadata.namespace = Some("default".to_owned());
+                    fake.put(&object);
+                }
+            }
+            Backend::Cluster {
+                client, namespace, ..
+            } => {
+                let api = Api::<Memcached>::namespaced(client.clone(), namespace);
+                for object in objects {
+                    // The CRD's new version may take a moment to be served everywhere.
+                    let mut tries = 0;
+                    while let Err(error) = api.create(&PostParams::default(), &object).await {
+                        tries += 1;
+                        assert!(tries < 20, "creating {}: {error}", object.name_any());
+                        tokio::time::sleep(Duration::from_millis(250)).await;
+                    }
+                }
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 //! A [`Runner`](super::Runner)'s controller with `--sharding` ([`crate::sharding`]): it watches
 //! and caches this member's objects only, a drain label on one of them reconciles it, and then
-//! the object is handed over instead of reconciled; the elected replica assigns the objects of
-//! its kind to the members.
+//! the object is handed over instead of reconciled; it claims the objects without a member that
+//! the ring gives to it, and the elected replica assigns the objects of its kind to the members.
 
 use kube::Client;
 use kube::runtime::controller::Action;
@@ -31,9 +31,15 @@ where
     let client = shared.client.clone();
     let api_in: sharding::assign::ApiIn<K> =
         std::sync::Arc::new(move |namespace| <K::Scope as Scope>::api_in::<K>(&client, namespace));
-    sharding.register(Box::new(move |assignment| {
-        Box::pin(sharding::assign::run(name, apis, api_in, assignment))
-    }));
+    let (claim_apis, claim_api_in) = (apis.clone(), std::sync::Arc::clone(&api_in));
+    sharding.register(sharding::Assigner {
+        claim: Box::new(move |claim| {
+            Box::pin(sharding::claim::run(name, claim_apis, claim_api_in, claim))
+        }),
+        assign: Box::new(move |assignment| {
+            Box::pin(sharding::assign::run(name, apis, api_in, assignment))
+        }),
+    });
     (
         sharding.restrict(watcher_config),
         sharding::reconcile_on(reconcile_on),

@@ -1,5 +1,7 @@
 //! The elected replica's side: keeps the [`SHARD_LABEL`] of a sharded controller's objects in
-//! line with the ring.
+//! line with the ring. It drains the objects whose member the ring no longer gives them to at
+//! once, and assigns at its periodic check the objects without a member that no member claimed
+//! ([`super::claim`]: the members label those the ring gives them as soon as they see them).
 //!
 //! It watches the objects' metadata only (the API server sends no spec nor status) and keeps of
 //! each its shard label, whether it is draining, its `resourceVersion` and whether a write was
@@ -34,7 +36,7 @@ pub(crate) type ApiIn<K> = Arc<dyn Fn(Option<&str>) -> Api<K> + Send + Sync>;
 
 /// How many label writes the elected replica sends at once when many objects need one (a cold
 /// backlog, a member that joined or left).
-const CONCURRENT_WRITES: usize = 16;
+pub(super) const CONCURRENT_WRITES: usize = 16;
 
 /// What the elected replica hands the assigner of each sharded controller.
 pub(crate) struct Assignment {
@@ -70,7 +72,7 @@ pub(crate) struct Tracked {
 }
 
 impl Tracked {
-    fn of<K>(object: &PartialObjectMeta<K>, names: &mut Names) -> Self {
+    pub(super) fn of<K>(object: &PartialObjectMeta<K>, names: &mut Names) -> Self {
         let labels = object.metadata.labels.as_ref();
         let label = |key: &str| labels.and_then(|labels| labels.get(key));
         let version = object.metadata.resource_version.as_deref();
@@ -86,7 +88,7 @@ impl Tracked {
 /// The member names the tracked objects' shard labels hold, each once: thousands of objects
 /// share a handful of names.
 #[derive(Default)]
-struct Names(HashSet<Arc<str>>);
+pub(super) struct Names(HashSet<Arc<str>>);
 
 impl Names {
     fn intern(&mut self, name: &str) -> Arc<str> {
@@ -126,7 +128,7 @@ pub(crate) fn decide(key: &str, tracked: &Tracked, ring: &Ring) -> Option<Move> 
 
 /// An object by its ring key: `namespace/name`, with an empty namespace for a cluster-scoped
 /// kind (`/name`). One string: the namespace and the name in two took 24 bytes more an object.
-type Key = String;
+pub(super) type Key = String;
 
 /// The namespace (`None` for a cluster-scoped kind) and name of the object `key`: neither holds
 /// a '/'.
@@ -136,7 +138,7 @@ fn namespace_and_name(key: &str) -> (Option<&str>, &str) {
 }
 
 /// The ring key of `object`.
-fn key_of<K>(object: &PartialObjectMeta<K>) -> Key {
+pub(super) fn key_of<K>(object: &PartialObjectMeta<K>) -> Key {
     let meta = &object.metadata;
     let namespace = meta.namespace.as_deref().unwrap_or_default();
     format!("{namespace}/{}", meta.name.as_deref().unwrap_or_default())
@@ -179,9 +181,10 @@ pub(crate) async fn run<K>(
     let mut tick = tokio::time::interval(retry_period);
     loop {
         let mut changed: Option<Key> = None;
+        let mut periodic = false;
         tokio::select! {
             () = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
+            _ = tick.tick() => periodic = true,
             result = ring.changed() => if result.is_err() { return },
             event = events.next() => match event {
                 None => return,
@@ -199,7 +202,7 @@ pub(crate) async fn run<K>(
         if !parts.iter().all(|part| part.synced) {
             continue;
         }
-        let pending = pending(&parts, changed.as_ref(), &members);
+        let pending = pending(&parts, changed.as_ref(), &members, periodic);
         for (key, _, _) in &pending {
             mark_sent(&mut parts, key, true);
         }
@@ -218,20 +221,30 @@ pub(crate) async fn run<K>(
 }
 
 /// The label writes that bring the objects in line with the ring of `members`: of the object
-/// `changed` only, or of every object (a periodic check, or a change of the ring).
-fn pending(parts: &[Part], changed: Option<&Key>, members: &Ring) -> Vec<(Key, Tracked, Move)> {
+/// `changed` only, or of every object (a `periodic` check, or a change of the ring). Objects
+/// without a member in the ring are their members' to claim (`super::claim`): they are assigned
+/// here only at the periodic check, those that no member claimed since.
+fn pending(
+    parts: &[Part],
+    changed: Option<&Key>,
+    members: &Ring,
+    periodic: bool,
+) -> Vec<(Key, Tracked, Move)> {
+    let decision = |(key, tracked): (&Key, &Tracked)| {
+        decision(key, tracked, members).filter(|(_, _, change)| periodic || *change == Move::Drain)
+    };
     match changed {
         // One object changed: only it.
         Some(key) => parts
             .iter()
-            .find_map(|part| part.objects.get(key))
-            .and_then(|tracked| decision(key, tracked, members))
+            .find_map(|part| part.objects.get_key_value(key))
+            .and_then(decision)
             .into_iter()
             .collect(),
         None => parts
             .iter()
             .flat_map(|part| &part.objects)
-            .filter_map(|(key, tracked)| decision(key, tracked, members))
+            .filter_map(decision)
             .collect(),
     }
 }
@@ -323,7 +336,7 @@ fn apply<K>(
 }
 
 /// Sends the label write of `change` for the object `key`; whether it was written.
-async fn write<K>(
+pub(super) async fn write<K>(
     api_in: &ApiIn<K>,
     controller: &str,
     key: &Key,

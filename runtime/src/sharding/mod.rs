@@ -7,9 +7,11 @@
 //!   [`MEMBER_LABEL`] with its member name, renewed and released like the leader's Lease (the
 //!   same code: [`crate::manager::leader::LeaderElector::member`]). A member whose Lease is
 //!   released or expires, as the elected replica's clock measures it, leaves the ring.
-//! - **Assignment.** The elected replica (the existing leader election) watches the members'
-//!   Leases and the metadata of every sharded controller's objects, and labels each object
-//!   [`SHARD_LABEL`]`=<member>` by consistent hashing of its namespace and name ([`ring`]).
+//! - **Assignment.** Each object is labelled [`SHARD_LABEL`]`=<member>` by consistent hashing of
+//!   its namespace and name ([`ring`]). Every member claims the objects without a member in its
+//!   view of the ring that the ring gives to it (`claim`); the elected replica (the existing
+//!   leader election) drains the objects the ring moves, and labels at its periodic check those
+//!   that nobody claimed (`assign`).
 //! - **Each member watches its share.** The [`Runner`](crate::controller::Runner) of a member
 //!   selects [`SHARD_LABEL`]`=<member>` on the watches of the reconciled kind and of its owned
 //!   kinds ([`Sharding::restrict`]); [`Context::apply_owned`](crate::controller::Context) labels
@@ -17,8 +19,8 @@
 //! - **Hand-over.** An object moves from a member whose Lease is valid only through a drain: the
 //!   elected replica labels it [`DRAIN_LABEL`]; the member's controller, in the object's own
 //!   reconcile slot (so after any reconcile of it in flight), stops working on it and removes
-//!   both labels; only then does the elected replica label it for its new member. An object of a
-//!   member whose Lease is released or expired is relabelled at once: a member stops
+//!   both labels; only then does its new member claim it. An object of a member whose Lease is
+//!   released or expired is claimed at once by its new member: a member stops
 //!   reconciling when it cannot renew its Lease within the renew deadline, shorter than the
 //!   Lease's duration. So no object is ever reconciled by two members at once.
 
@@ -27,6 +29,8 @@
 // sharded object (the labels, a drain) is always here.
 #[cfg(feature = "sharding")]
 pub(crate) mod assign;
+#[cfg(feature = "sharding")]
+pub(crate) mod claim;
 mod drain;
 #[cfg(feature = "sharding")]
 mod members;
@@ -52,6 +56,8 @@ use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "sharding")]
 pub(crate) use assign::Assignment;
+#[cfg(feature = "sharding")]
+pub(crate) use claim::Claim;
 #[cfg(feature = "sharding")]
 pub(crate) use drain::reconcile_on;
 pub(crate) use drain::{acknowledge, is_draining};
@@ -91,10 +97,14 @@ pub enum ShardingError {
     LeaseNameTooLong(String),
 }
 
-/// What an elected replica runs for one sharded controller: registered by its
-/// [`Runner`](crate::controller::Runner) at setup, run by [`Sharding::assign`].
+/// What a replica runs for one sharded controller, registered by its
+/// [`Runner`](crate::controller::Runner) at setup and run by [`Sharding::assign`]: the claims of
+/// its objects that have no member, from the start, and their assignment, once elected.
 #[cfg(feature = "sharding")]
-type Assigner = Box<dyn FnOnce(Assignment) -> BoxFuture<'static, ()> + Send>;
+pub(crate) struct Assigner {
+    pub(crate) claim: Box<dyn FnOnce(Claim) -> BoxFuture<'static, ()> + Send>,
+    pub(crate) assign: Box<dyn FnOnce(Assignment) -> BoxFuture<'static, ()> + Send>,
+}
 
 /// This replica's place in the sharding ring, which the manager hands its controllers in
 /// [`Shared::sharding`](crate::manager::Shared::sharding). Cloning gives another handle.
@@ -194,7 +204,7 @@ impl Sharding {
         config
     }
 
-    /// Adds what the elected replica runs for a sharded controller.
+    /// Adds what a replica runs for a sharded controller.
     #[cfg(feature = "sharding")]
     pub(crate) fn register(&self, assigner: Assigner) {
         let mut assigners = self
@@ -206,7 +216,8 @@ impl Sharding {
     }
 
     /// What a sharded replica runs until `shutdown`: from the start, its view of the ring from
-    /// the members' Leases (see `members`); once `elected`, the assignment of the objects of every
+    /// the members' Leases (see `members`) and the claims of the objects without a member that
+    /// the ring gives to it (see `claim`); once `elected`, the assignment of the objects of every
     /// sharded controller to the members. Call it once: it takes the controllers' assigners.
     #[cfg(feature = "sharding")]
     pub fn assign(
@@ -235,26 +246,33 @@ impl Sharding {
             elected.clone(),
             shutdown.clone(),
         );
-        let assigners: Vec<_> = assigners
-            .into_iter()
-            .map(|assigner| {
-                assigner(Assignment {
-                    ring: ring.clone(),
-                    metrics: metrics.clone(),
-                    retry_period,
-                    shutdown: shutdown.clone(),
-                })
-            })
-            .collect();
-        let assigners = async move {
+        let (mut claims, mut assignments) = (Vec::new(), Vec::new());
+        for Assigner { claim, assign } in assigners {
+            claims.push(claim(Claim {
+                member: self.inner.member.clone(),
+                ring: ring.clone(),
+                metrics: metrics.clone(),
+                shutdown: shutdown.clone(),
+            }));
+            assignments.push(assign(Assignment {
+                ring: ring.clone(),
+                metrics: metrics.clone(),
+                retry_period,
+                shutdown: shutdown.clone(),
+            }));
+        }
+        let assignments = async move {
             tokio::select! {
                 () = shutdown.cancelled() => {}
                 () = elected.cancelled() => {
-                    futures::future::join_all(assigners).await;
+                    futures::future::join_all(assignments).await;
                 }
             }
         };
-        futures::future::join(view, assigners).map(|_| ()).boxed()
+        let claims = futures::future::join_all(claims);
+        futures::future::join3(view, claims, assignments)
+            .map(|_| ())
+            .boxed()
     }
 }
 

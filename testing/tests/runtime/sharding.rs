@@ -661,6 +661,51 @@ async fn a_crashed_member_is_taken_over_within_its_lease_duration_and_5_s() {
     c.stop().await;
 }
 
+/// The members claim new objects themselves: after the elected replica crashes, the objects
+/// created then that the ring gives to a member alive are reconciled before a new replica can be
+/// elected (the crashed one's Lease has not expired yet), and those it gives to the crashed one
+/// within its Lease duration plus 5 s, with the rest of its share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_created_after_the_leader_crashed_reach_their_member_without_a_new_leader() {
+    // A Lease long enough that "before a new election" is seconds away from a claim's time.
+    const TIMING: Timing = Timing {
+        lease_duration: Duration::from_secs(6),
+        renew_deadline: Duration::from_secs(4),
+        retry_period: Duration::from_millis(300),
+    };
+    let scene = Scene::new(60);
+    let Scene { fake, ledger, .. } = &scene;
+    let a = Replica::start_with(fake, "a", ledger, TIMING);
+    operator_rs_testing::wait_until("a leads", Duration::from_secs(10), || a.leads()).await;
+    let b = Replica::start_with(fake, "b", ledger, TIMING);
+    let c = Replica::start_with(fake, "c", ledger, TIMING);
+    scene
+        .converge(&["a", "b", "c"], Duration::from_secs(20))
+        .await;
+
+    a.crash(ledger).await;
+    let created: Vec<String> = (0..60).map(|i| format!("new-{i}")).collect();
+    for name in &created {
+        fake.put(&config_map(name));
+    }
+    let three = Ring::new(["a", "b", "c"]);
+    let (of_a, alive): (Vec<String>, Vec<String>) = created
+        .iter()
+        .cloned()
+        .partition(|name| three.member_for(&format!("{NAMESPACE}/{name}")) == Some("a"));
+    assert!(!of_a.is_empty() && !alive.is_empty());
+    // Half the Lease: a's Lease, renewed at most a retry period before the crash, is valid.
+    let claimed =
+        wait_converged(fake, ledger, &["b", "c"], &alive, TIMING.lease_duration / 2).await;
+    assert!(!b.leads() && !c.leads(), "a new leader within {claimed:?}");
+    let all: Vec<String> = scene.names.iter().chain(&created).cloned().collect();
+    let taken_over = wait_converged(fake, ledger, &["b", "c"], &all, TIMING.take_over()).await;
+    println!("new objects of members alive in {claimed:?}, all in {taken_over:?}");
+    assert_eq!(ledger.violations(), Vec::<String>::new());
+    b.stop().await;
+    c.stop().await;
+}
+
 /// An object whose reconcile is in flight when it is to move stays with its member until that
 /// reconcile has finished and the member has acknowledged the drain.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

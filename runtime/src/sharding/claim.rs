@@ -1,0 +1,212 @@
+//! Every member's side of the assignment: it labels for itself the objects that have no member
+//! in its view of the ring and that the ring gives to it, as soon as it sees them, without
+//! waiting for the elected replica.
+//!
+//! Objects have no member when they are new, when their member acknowledged a drain, or when
+//! their member left the ring (its Lease released, or expired after a crash). Were only the
+//! elected replica to assign them, the death of the elected replica would hold them all back: a
+//! new one is elected only once its Lease has expired, and then starts by listing every object.
+//! So each member watches the objects whose shard label names no member of its ring (a label
+//! selector `shard notin (<members>)`, which also selects objects without the label: no object
+//! at all in the steady state), made again whenever its view of the ring changes, and claims
+//! those that the ring gives to it, with the `resourceVersion` it decided on as a precondition.
+//! A new object is reconciled at once whoever leads, and a dead member's share moves as soon as
+//! the members see its Lease expire, in parallel over the members.
+//!
+//! A claim follows the rules of the elected replica's assignment ([`decide`]): an object whose
+//! member is in the ring is never claimed (it moves only through a drain), and a member counts
+//! another out only once its Lease has expired on its own clock, after which the other has
+//! stopped reconciling (its renew deadline is shorter than the Lease's duration). Two replicas
+//! whose views differ may decide differently: the precondition lets one write win, and the
+//! elected replica drains an object claimed against its view of the ring. The elected replica
+//! leaves the objects without a member to their members' claims and assigns those still
+//! unclaimed at its periodic check ([`super::assign`]), so a new object is written once.
+
+use futures::{StreamExt as _, stream};
+use kube::Api;
+use kube::core::PartialObjectMeta;
+use kube::runtime::{WatchStreamExt as _, watcher};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::assign::{self, ApiIn, Move, Tracked, decide};
+use super::{Ring, SHARD_LABEL};
+use crate::cache::Cacheable;
+use crate::metrics::ShardMetrics;
+
+/// What every sharded replica hands the claimer of each sharded controller.
+pub(crate) struct Claim {
+    /// This replica's member name.
+    pub(crate) member: String,
+    /// The members whose Lease is valid, as this replica sees them; `None` until their Leases
+    /// are listed.
+    pub(crate) ring: watch::Receiver<Option<Ring>>,
+    pub(crate) metrics: ShardMetrics,
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// Claims for `claim.member` the objects of `apis` without a member that the ring gives to it,
+/// until shutdown. `PartialObjectMeta` makes the watches metadata-only.
+pub(crate) async fn run<K>(
+    controller: &'static str,
+    apis: Vec<Api<PartialObjectMeta<K>>>,
+    api_in: ApiIn<K>,
+    claim: Claim,
+) where
+    K: Cacheable,
+{
+    let Claim {
+        member,
+        mut ring,
+        metrics,
+        shutdown,
+    } = claim;
+    loop {
+        // Claims only while this replica is in its own view of the ring: its Lease is valid.
+        let members = ring.borrow_and_update().clone();
+        let claims = async {
+            match members.filter(|members| members.contains(&member)) {
+                Some(members) => {
+                    claim_orphans(controller, &apis, &api_in, &member, &members, &metrics).await
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            // Again with the new ring's selector.
+            changed = ring.changed() => if changed.is_err() { return },
+            () = claims => return,
+        }
+    }
+}
+
+/// Watches the objects that have no member of `members` and claims for `member` those that
+/// the ring gives to it, a few writes at once; returns when the watches end.
+async fn claim_orphans<K>(
+    controller: &'static str,
+    apis: &[Api<PartialObjectMeta<K>>],
+    api_in: &ApiIn<K>,
+    member: &str,
+    members: &Ring,
+    metrics: &ShardMetrics,
+) where
+    K: Cacheable,
+{
+    let config = watcher::Config::default().labels(&orphans(members));
+    let watches = apis.iter().map(|api| {
+        watcher(api.clone(), config.clone())
+            .default_backoff()
+            .boxed()
+    });
+    stream::select_all(watches)
+        .filter_map(|event| {
+            let object = match event {
+                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                    Some(object)
+                }
+                Ok(_) => None,
+                Err(error) => {
+                    let error = &error as &dyn std::error::Error;
+                    tracing::warn!(controller, error, "cannot watch the objects to claim");
+                    None
+                }
+            };
+            std::future::ready(object.and_then(|object| claimable(&object, member, members)))
+        })
+        .map(|(key, tracked, change)| async move {
+            let written = assign::write(api_in, controller, &key, &tracked, &change).await;
+            if written && matches!(change, Move::Assign { from: Some(_), .. }) {
+                metrics.moved(controller);
+            }
+        })
+        .buffer_unordered(assign::CONCURRENT_WRITES)
+        .for_each(|()| std::future::ready(()))
+        .await;
+}
+
+/// The label selector of the objects whose shard label names no member of `members` (or that
+/// have none).
+fn orphans(members: &Ring) -> String {
+    format!("{SHARD_LABEL} notin ({})", members.members().join(","))
+}
+
+/// The claim of `object` for `member`: the write that labels it for `member` when it has no
+/// member in `members` and the ring gives it to `member`.
+fn claimable<K>(
+    object: &PartialObjectMeta<K>,
+    member: &str,
+    members: &Ring,
+) -> Option<(assign::Key, Tracked, Move)> {
+    let key = assign::key_of(object);
+    let tracked = Tracked::of(object, &mut assign::Names::default());
+    match decide(&key, &tracked, members)? {
+        change @ Move::Assign { .. } if members.member_for(&key) == Some(member) => {
+            Some((key, tracked, change))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+    use crate::sharding::DRAIN_LABEL;
+
+    fn object(name: &str, labels: &[(&str, &str)]) -> PartialObjectMeta<ConfigMap> {
+        let mut object = PartialObjectMeta::<ConfigMap>::default();
+        object.metadata.namespace = Some("default".to_owned());
+        object.metadata.name = Some(name.to_owned());
+        object.metadata.resource_version = Some("7".to_owned());
+        let labels = labels
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+        object.metadata.labels = Some(labels.collect());
+        object
+    }
+
+    /// The name of an object that the ring gives to `member`.
+    fn name_for(ring: &Ring, member: &str) -> String {
+        (0..)
+            .map(|i| format!("object-{i}"))
+            .find(|name| ring.member_for(&format!("default/{name}")) == Some(member))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_member_claims_the_objects_without_a_member_that_the_ring_gives_to_it() {
+        let ring = Ring::new(["a", "b"]);
+        let (mine, theirs) = (name_for(&ring, "a"), name_for(&ring, "b"));
+        let (key, tracked, change) = claimable(&object(&mine, &[]), "a", &ring).unwrap();
+        assert_eq!(key, format!("default/{mine}"));
+        assert_eq!(&*tracked.resource_version, "7", "the precondition");
+        let to_a = |from: Option<&str>| Move::Assign {
+            to: "a".to_owned(),
+            from: from.map(str::to_owned),
+        };
+        assert_eq!(change, to_a(None));
+        // A departed member's, drained or not.
+        let departed = [(SHARD_LABEL, "gone"), (DRAIN_LABEL, "true")];
+        let (_, _, change) = claimable(&object(&mine, &departed), "a", &ring).unwrap();
+        assert_eq!(change, to_a(Some("gone")));
+        // Not what the ring gives to another member: that member claims it.
+        assert!(claimable(&object(&theirs, &[]), "a", &ring).is_none());
+    }
+
+    #[test]
+    fn an_object_of_a_member_in_the_ring_is_never_claimed() {
+        let ring = Ring::new(["a", "b"]);
+        let mine = name_for(&ring, "a");
+        // Its member lets it go through a drain, which only the elected replica asks for.
+        assert!(claimable(&object(&mine, &[(SHARD_LABEL, "b")]), "a", &ring).is_none());
+        assert!(claimable(&object(&mine, &[(SHARD_LABEL, "a")]), "a", &ring).is_none());
+    }
+
+    #[test]
+    fn the_watch_selects_the_objects_of_no_member_of_the_ring() {
+        let ring = Ring::new(["b", "a"]);
+        assert_eq!(orphans(&ring), "sharding.operator-rs.io/shard notin (a,b)");
+    }
+}
