@@ -225,3 +225,5 @@ source "$root/hack/cluster/tutorials.sh"
 source "$root/hack/cluster/apiserver-restart.sh"
 # shellcheck source=hack/cluster/helm.sh
 source "$root/hack/cluster/helm.sh"
+# shellcheck source=hack/cluster/bench.sh
+source "$root/hack/cluster/bench.sh"
