@@ -161,8 +161,9 @@ async fn main() {
     if let Some(after) = after_kill {
         println!("converged after kill:    {:.2?}", after.all);
         println!(
-            "created after the kill:  {} objects, all Available {:.2?} after the kill",
-            after.created, after.created_converged
+            "created after the kill:  {} objects, all Available {:.2}s after the kill",
+            after.created,
+            after.created_converged.as_secs_f64()
         );
     }
     print_replicas(&replicas, &shares, &anon, r);

@@ -42,10 +42,18 @@ build_memcached() {
 check_sharding() {
   build_memcached
   # The driver makes its own namespace, CRD (if missing) and stand-in kubelet, and removes them.
-  (cd "$project" && "$bench" "$sharding_objects" "$sharding_replicas" "$memcached_release" --cluster --kill) |
+  # The elected replica killed: the worst case, whose share and new objects once waited for a
+  # new leader.
+  (cd "$project" && "$bench" "$sharding_objects" "$sharding_replicas" "$memcached_release" --cluster --kill-leader) |
     sed 's/^/    /' | tee "$work/bench"
   [[ "${PIPESTATUS[0]}" -eq 0 ]] || fail "the bench driver failed"
   grep -q 'converged after kill' "$work/bench" || fail "no time after the kill"
+  # The objects created right after the kill: Available within the Lease duration and 10 s.
+  local created
+  created="$(sed -n 's/.*created after the kill: .* Available \([0-9.]*\)s after the kill.*/\1/p' "$work/bench")"
+  [[ -n "$created" ]] || fail "no time for the objects created after the kill"
+  awk -v t="$created" -v bound=$((lease_duration + 10)) 'BEGIN { exit !(t <= bound) }' ||
+    fail "the objects created after the kill took ${created}s (bound: $((lease_duration + 10))s)"
 }
 
 # The Lease duration of the manager's default (--leader-election-lease-duration), and the slack a
