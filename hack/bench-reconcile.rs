@@ -360,7 +360,7 @@ impl Cluster {
 async fn install_crd(client: &Client) -> bool {
     let crds = Api::<CustomResourceDefinition>::all(client.clone());
     let name = Memcached::crd_name();
-    let installed = crds.get_opt(&name).await.unwrap().is_none();
+    let installed = crd_unless_deleting(&crds, &name).await.is_none();
     if installed {
         crds.create(&PostParams::default(), &Memcached::crd())
             .await
@@ -385,6 +385,28 @@ async fn install_crd(client: &Client) -> bool {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     installed
+}
+
+/// The CRD `name` if the cluster has it, once it is not being deleted: a CRD that an earlier
+/// run deleted (this driver's, for the previous size) takes no new objects ("create not allowed
+/// while custom resource definition is terminating") until its objects are gone and it is too.
+async fn crd_unless_deleting(
+    crds: &Api<CustomResourceDefinition>,
+    name: &str,
+) -> Option<CustomResourceDefinition> {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        match crds.get_opt(name).await.unwrap() {
+            Some(crd) if crd.metadata.deletion_timestamp.is_some() => {
+                assert!(
+                    Instant::now() < deadline,
+                    "the CRD {name} is still being deleted after 10 minutes"
+                );
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            crd => return crd,
+        }
+    }
 }
 
 /// Runs `task(i)` for every `i` below `n`, `concurrency` at a time.

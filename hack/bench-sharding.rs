@@ -385,7 +385,7 @@ impl Backend {
         let crds = Api::<CustomResourceDefinition>::all(client.clone());
         let crd = Memcached::crd();
         let name = crd.name_any();
-        let installed_crd = crds.get_opt(&name).await.unwrap().is_none();
+        let installed_crd = crd_unless_deleting(&crds, &name).await.is_none();
         if installed_crd {
             crds.create(&PostParams::default(), &crd).await.unwrap();
         }
@@ -520,6 +520,28 @@ impl Backend {
                     crds.delete(&name, &Default::default()).await.unwrap();
                 }
             }
+        }
+    }
+}
+
+/// The CRD `name` if the cluster has it, once it is not being deleted: a CRD that an earlier run
+/// deleted takes no new objects ("create not allowed while custom resource definition is
+/// terminating") until its objects are gone and it is too.
+async fn crd_unless_deleting(
+    crds: &Api<CustomResourceDefinition>,
+    name: &str,
+) -> Option<CustomResourceDefinition> {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        match crds.get_opt(name).await.unwrap() {
+            Some(crd) if crd.metadata.deletion_timestamp.is_some() => {
+                assert!(
+                    Instant::now() < deadline,
+                    "the CRD {name} is still being deleted after 10 minutes"
+                );
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            crd => return crd,
         }
     }
 }
