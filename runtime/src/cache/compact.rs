@@ -115,20 +115,23 @@ impl Objects {
 
     fn decode<K: Cacheable>(&self, bytes: &[u8]) -> Option<K> {
         match bytes.split_first()? {
-            (&WHOLE, whole) => serde_json::from_slice(whole).ok(),
+            (&WHOLE, whole) => decode_text(whole),
             (_, patch) => {
                 let mut value = self.reference.clone()?;
                 let patch: Value = serde_json::from_slice(patch).ok()?;
                 json_patch::merge(&mut value, &patch);
-                // Through bytes rather than `from_value`: decoding `K` from bytes is code the
-                // manager has already (API responses, watch events), decoding it from a `Value`
-                // would be a second copy of it, large for a kind such as a Deployment or a Pod
-                // (every type of a pod spec), for a few microseconds per read.
-                let bytes = serde_json::to_vec(&value).ok()?;
-                serde_json::from_slice(&bytes).ok()
+                decode_text(&serde_json::to_vec(&value).ok()?)
             }
         }
     }
+}
+
+/// Decodes `K` from JSON text the way kube decodes API responses and watch events
+/// (`serde_json::from_str`), not with `from_slice` or `from_value`: each of those is a copy of
+/// its own of the code that decodes `K`, large for a kind such as a Deployment or a Pod (every
+/// type of a pod spec: about 0.5 MB of a release manager), for a few microseconds per read.
+fn decode_text<K: Cacheable>(bytes: &[u8]) -> Option<K> {
+    serde_json::from_str(std::str::from_utf8(bytes).ok()?).ok()
 }
 
 /// The objects of one watch, encoded; see the [module](self). A store of the kind `K`, filled by

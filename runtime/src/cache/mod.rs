@@ -228,12 +228,7 @@ impl<K: Cacheable> Cache<K> {
 
     /// The object `name` in `namespace`, or `None` if the cache does not have it.
     pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
-        let cached = self
-            .parts()
-            .iter()
-            .filter(|part| part.covers(namespace))
-            .find_map(|part| part.store.get(namespace, name));
-        match cached {
+        match self.watched(namespace, name) {
             Some(cached) => Some(self.inner.written.latest(cached)),
             // Written by the controller a moment ago, and not in the cache yet.
             None => self
@@ -243,6 +238,15 @@ impl<K: Cacheable> Cache<K> {
                 .into_iter()
                 .find(|written| written.meta().name.as_deref() == Some(name)),
         }
+    }
+
+    /// The object `name` in `namespace` as the watches brought it, without the controller's
+    /// writes.
+    fn watched(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
+        self.parts()
+            .iter()
+            .filter(|part| part.covers(namespace))
+            .find_map(|part| part.store.get(namespace, name))
     }
 
     /// The objects in `namespace` (`None`: in every namespace).
@@ -360,7 +364,10 @@ impl<K: Cacheable> Cache<K> {
     /// Remembers `object`, as the API server returned it after a write of the controller, until
     /// the watch brings that version (see [`Written`]).
     pub(crate) fn wrote(&self, object: &K) {
-        self.inner.written.record(object);
+        let meta = object.meta();
+        let name = meta.name.as_deref().unwrap_or_default();
+        let watched = || self.watched(meta.namespace.as_deref(), name);
+        self.inner.written.record(object, watched);
     }
 
     /// `cached`, or the controller's own newer write of it.

@@ -230,7 +230,8 @@ fn pending(
     members: &Ring,
     periodic: bool,
 ) -> Vec<(Key, Tracked, Move)> {
-    let decision = |(key, tracked): (&Key, &Tracked)| {
+    // Drains at once; assignments at the periodic check only (see above).
+    let due = |(key, tracked): (&Key, &Tracked)| {
         decision(key, tracked, members).filter(|(_, _, change)| periodic || *change == Move::Drain)
     };
     match changed {
@@ -238,13 +239,13 @@ fn pending(
         Some(key) => parts
             .iter()
             .find_map(|part| part.objects.get_key_value(key))
-            .and_then(decision)
+            .and_then(due)
             .into_iter()
             .collect(),
         None => parts
             .iter()
             .flat_map(|part| &part.objects)
-            .filter_map(decision)
+            .filter_map(due)
             .collect(),
     }
 }
