@@ -21,7 +21,11 @@
 //! with `--kill-leader`, the elected replica instead (the worst case: its Lease must expire before
 //! a new one is elected). Right after the kill, a tenth as many new Memcacheds as the backlog are
 //! created, and the time until they are all Available is printed too: those the ring gives to the
-//! killed replica wait for its Lease to expire.
+//! killed replica wait for its Lease to expire. With `--after-convergence` the kill comes once the
+//! whole backlog is Available (issue 45's acceptance: the objects created after the kill then wait
+//! for the hand-over alone, not behind the rest of the backlog), and the time the backlog took is
+//! printed apart. With R = 1 there is nothing to take over: the kill options are ignored, so that
+//! one command line runs the replica alone and the sharded ones.
 //!
 //! With `--cluster`, the objects live in the cluster of `KUBECONFIG` instead: in a namespace of the
 //! run's own (`bench-sharding-<pid>`), which the managers watch alone (`WATCH_NAMESPACE`) and hold
@@ -32,7 +36,7 @@
 //! namespace goes (the Memcacheds' finalizers removed first: the managers are gone), and the CRD if
 //! the run installed it.
 //!
-//! usage: bench N R MANAGER [--kill | --kill-leader] [--cluster]
+//! usage: bench N R MANAGER [--kill | --kill-leader] [--after-convergence] [--cluster]
 
 use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
@@ -52,7 +56,8 @@ use operator_rs_testing::fake::{FakeApiServer, RecordedRequest, Verb};
 use operator_rs_testing::from_yaml;
 use operator_rs_testing::kubelet::Kubelet;
 
-const USAGE: &str = "usage: bench N R MANAGER [--kill | --kill-leader] [--cluster]";
+const USAGE: &str =
+    "usage: bench N R MANAGER [--kill | --kill-leader] [--after-convergence] [--cluster]";
 
 /// The Memcached of the project's samples (`hack/memcached-project` makes it; the driver runs in
 /// the project's folder).
@@ -65,6 +70,15 @@ enum Victim {
     Member,
     /// The elected replica.
     Leader,
+}
+
+/// Which replica to kill, and when.
+#[derive(Clone, Copy)]
+struct Kill {
+    victim: Victim,
+    /// Once every object of the backlog is Available (`--after-convergence`), rather than a
+    /// quarter of them.
+    after_convergence: bool,
 }
 
 /// One manager process.
@@ -89,20 +103,22 @@ async fn main() {
         eprintln!("{USAGE}");
         std::process::exit(2);
     };
-    let (mut kill, mut cluster) = (None, false);
+    let (mut victim, mut after_convergence, mut cluster) = (None, false, false);
     for option in &args[4..] {
         match option.as_str() {
-            "--kill" => kill = Some(Victim::Member),
-            "--kill-leader" => kill = Some(Victim::Leader),
+            "--kill" => victim = Some(Victim::Member),
+            "--kill-leader" => victim = Some(Victim::Leader),
+            "--after-convergence" => after_convergence = true,
             "--cluster" => cluster = true,
             other => panic!("unknown option {other}\n{USAGE}"),
         }
     }
     assert!(r >= 1, "R must be at least 1");
-    assert!(
-        kill.is_none() || r >= 2,
-        "killing a replica needs at least 2"
-    );
+    // One replica alone has no one to take over: it is the figure to compare with.
+    let kill = victim.filter(|_| r > 1).map(|victim| Kill {
+        victim,
+        after_convergence,
+    });
     // N copies of the project's sample, as a user applies it (`kubectl apply -k config/samples`):
     // its labels and spec (one pod each), under names of their own.
     let yaml = std::fs::read_to_string(SAMPLE).expect("the project's sample");
@@ -125,6 +141,7 @@ async fn main() {
     let anon = sample_peak_anon(replicas.iter().map(|replica| replica.child.id()).collect());
     let after_kill = converge(&backend, &mut replicas, n, kill, &sample).await;
     let converged = start.elapsed();
+    let backlog_converged = after_kill.as_ref().and_then(|after| after.backlog);
     backend.wait_until_idle(&replicas).await;
     let shares = shares(&backend.objects().await);
     let mut reconciles = 0;
@@ -157,6 +174,9 @@ async fn main() {
         },
     );
     println!("wall time to converge:   {converged:.2?}");
+    if let Some(backlog) = backlog_converged {
+        println!("the backlog alone:       {backlog:.2?} (before the kill)");
+    }
     let n = n + created;
     if let Some(after) = after_kill {
         println!("converged after kill:    {:.2?}", after.all);
@@ -195,21 +215,26 @@ struct AfterKill {
     created: usize,
     /// Until those were all Available.
     created_converged: Duration,
+    /// With `--after-convergence`: how long the backlog took to converge, from the start.
+    backlog: Option<Duration>,
 }
 
 /// The name prefix of the objects created right after a kill.
 const CREATED_AFTER_KILL: &str = "after-kill-";
 
 /// Runs the managers until every Memcached is Available (and, after a kill, none is left on
-/// the replica killed); with `kill`, kills one replica once a quarter has converged and then
-/// creates `n / 10` copies of `sample`. Returns what it measured after the kill.
+/// the replica killed); with `kill`, kills one replica once a quarter (or all) of the backlog has
+/// converged and then creates `n / 10` copies of `sample`. Returns what it measured after the
+/// kill.
 async fn converge(
     backend: &Backend,
     replicas: &mut [Replica],
     mut n: usize,
-    kill: Option<Victim>,
+    kill: Option<Kill>,
     sample: &Memcached,
 ) -> Option<AfterKill> {
+    let start = Instant::now();
+    let mut backlog = None;
     let mut killed: Option<(String, Instant)> = None;
     let created = (n / 10).max(1);
     let mut created_converged = None;
@@ -233,16 +258,24 @@ async fn converge(
                 created_converged = Some(at.elapsed());
             }
         }
-        if converged == n && of_killed == 0 && (killed.is_none() || created_converged.is_some()) {
+        let done = match &killed {
+            Some(_) => created_converged.is_some(),
+            None => kill.is_none(),
+        };
+        if converged == n && of_killed == 0 && done {
             return killed.map(|(_, at)| AfterKill {
                 all: at.elapsed(),
                 created,
                 created_converged: created_converged.unwrap_or_default(),
+                backlog,
             });
         }
-        if let (Some(target), None) = (kill, &killed)
-            && converged >= n / 4
+        let kill_at = |kill: &Kill| if kill.after_convergence { n } else { n / 4 };
+        if let (Some(kill), None) = (kill, &killed)
+            && converged >= kill_at(&kill)
         {
+            let target = kill.victim;
+            backlog = kill.after_convergence.then(|| start.elapsed());
             let shares = shares(&objects);
             let victim = replicas
                 .iter_mut()
