@@ -226,6 +226,14 @@ impl<K: Cacheable> Cache<K> {
         !parts.is_empty() && parts.iter().all(|part| part.store.is_listed())
     }
 
+    /// How many of the controller's writes of this kind the cache has not seen yet (see
+    /// [`Written`]): some while writes are on their way through the watch, none once it has
+    /// caught up. A number that stays above zero is a leak.
+    #[doc(hidden)] // Public for operator-rs-testing's tests/runtime, not part of the API.
+    pub fn unseen_writes(&self) -> usize {
+        self.inner.written.len()
+    }
+
     /// The object `name` in `namespace`, or `None` if the cache does not have it.
     pub fn get(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
         match self.watched(namespace, name) {

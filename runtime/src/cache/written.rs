@@ -162,7 +162,6 @@ impl<K: Resource + Clone> Written<K> {
     }
 
     /// How many writes the cache has not seen yet.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lock().len()
     }

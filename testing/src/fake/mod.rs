@@ -73,7 +73,9 @@
 //!   `DELETED`, streaming lists (`sendInitialEvents`), and `timeoutSeconds`. The fake remembers
 //!   the last [`FakeApiServer::DEFAULT_WATCH_WINDOW`] changes; a watch from an older version gets
 //!   `410 Gone` (an `ERROR` event, as from the API server), and kube's watcher lists again.
-//!   [`FakeApiServer::set_watch_window`] shrinks the window to force that.
+//!   [`FakeApiServer::set_watch_window`] shrinks the window to force that. A write's response
+//!   waits until the open watches have read its events, the order kube-apiserver's clients
+//!   often see ([`FakeApiServer::deliver_watch_events_first`]).
 //!
 //! - What a real API server refuses, it refuses: custom resources are checked against their
 //!   CRD's schema ([`FakeApiServer::register_crd`]: unknown fields dropped, defaults set,
@@ -154,6 +156,7 @@ mod store;
 mod strategy;
 mod typed;
 mod url_webhooks;
+mod watch_lines;
 
 #[cfg(test)]
 mod tests;
@@ -209,6 +212,8 @@ struct State {
     requests: Vec<RecordedRequest>,
     denials: Vec<Denial>,
     unavailable_until: Option<Instant>,
+    /// See [`FakeApiServer::deliver_watch_events_first`].
+    watch_events_first: bool,
 }
 
 impl State {
@@ -343,6 +348,7 @@ impl FakeApiServer {
             requests: Vec::new(),
             denials: Vec::new(),
             unavailable_until: None,
+            watch_events_first: true,
         };
         Self {
             inner: Inner(Arc::new(Mutex::new(state))),
@@ -502,6 +508,16 @@ impl FakeApiServer {
     /// does not start at the newest version expire.
     pub fn set_watch_window(&self, changes: usize) -> &Self {
         self.inner.lock().store.set_window(changes);
+        self
+    }
+
+    /// Whether a write's response waits until every open watch has read the events the write
+    /// sent it (on by default), for at most 2 ms. kube-apiserver often delivers a write's watch
+    /// event before its response: a controller that depends on the other order fails on a
+    /// cluster, and this order shows it offline. Off, the response of an in-process client
+    /// usually comes first.
+    pub fn deliver_watch_events_first(&self, enabled: bool) -> &Self {
+        self.inner.lock().watch_events_first = enabled;
         self
     }
 

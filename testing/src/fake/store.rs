@@ -22,7 +22,6 @@ use k8s_openapi::api::admissionregistration::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::admission::{Request, User, Webhooks};
 use super::errors::{ApiError, FieldError};
@@ -35,6 +34,7 @@ use super::schema::Schema;
 use super::selector::Selector;
 use super::typed;
 use super::url_webhooks::UrlWebhook;
+use super::watch_lines::{LineReceiver, LineSender, Unread, watch_lines};
 use operator_rs_runtime::webhook::{Converter, Webhook};
 
 /// The field manager of the simulated Deployment controller's status writes.
@@ -106,7 +106,7 @@ struct Watcher {
     resource: ResourceKey,
     namespace: Option<String>,
     filter: Filter,
-    sender: UnboundedSender<Bytes>,
+    lines: LineSender,
 }
 
 impl Watcher {
@@ -313,6 +313,14 @@ impl Store {
         self.trim_history();
     }
 
+    /// What the open watches were sent and have not read yet.
+    pub(super) fn unread(&self) -> Vec<Unread> {
+        let watchers = self.watchers.iter();
+        watchers
+            .filter_map(|watcher| watcher.lines.unread())
+            .collect()
+    }
+
     /// Ends every open watch, as when the API server goes away.
     pub(super) fn close_watches(&mut self) {
         self.watchers.clear();
@@ -428,24 +436,23 @@ impl Store {
         namespace: Option<&str>,
         filter: Filter,
         since: Since,
-    ) -> Result<UnboundedReceiver<Bytes>, ApiError> {
+    ) -> Result<LineReceiver, ApiError> {
         let kind = self.kind(resource)?;
-        let (sender, receiver) = unbounded_channel();
-        let watcher = Watcher {
+        let (lines, receiver) = watch_lines();
+        let mut watcher = Watcher {
             resource: resource.clone(),
             namespace: namespace.map(str::to_owned),
             filter,
-            sender,
+            lines,
         };
-        let send = |line| {
-            // The receiver is still here: it is returned below.
-            let _ = watcher.sender.send(line);
-        };
+        // The receiver is still here (it is returned below): every line is sent.
         match since {
             Since::Now | Since::InitialEvents => {
                 for (_, object) in self.objects_in(resource, namespace) {
                     if watcher.filter.matches(object) {
-                        send(self.event_line(resource, "ADDED", object));
+                        watcher
+                            .lines
+                            .send(self.event_line(resource, "ADDED", object));
                     }
                 }
                 if since == Since::InitialEvents {
@@ -457,19 +464,21 @@ impl Store {
                             "annotations": { "k8s.io/initial-events-end": "true" },
                         },
                     });
-                    send(event_line("BOOKMARK", &bookmark));
+                    watcher.lines.send(event_line("BOOKMARK", &bookmark));
                 }
             }
             Since::Revision(revision) if revision < self.compacted => {
                 // The stream ends after the error: the client lists again.
                 let expired = ApiError::expired(revision, self.compacted + 1);
-                send(event_line("ERROR", &expired.status()));
+                watcher.lines.send(event_line("ERROR", &expired.status()));
                 return Ok(receiver);
             }
             Since::Revision(revision) => {
                 for change in self.history.iter().filter(|c| c.revision > revision) {
                     if let Some(type_) = watcher.event_type(change) {
-                        send(self.event_line(resource, type_, &change.object));
+                        watcher
+                            .lines
+                            .send(self.event_line(resource, type_, &change.object));
                     }
                 }
             }
@@ -649,12 +658,12 @@ impl Store {
     /// watches to come.
     fn record(&mut self, change: Change) {
         let mut watchers = std::mem::take(&mut self.watchers);
-        watchers.retain(|watcher| match watcher.event_type(&change) {
+        watchers.retain_mut(|watcher| match watcher.event_type(&change) {
             Some(type_) => {
                 let line = self.event_line(&watcher.resource, type_, &change.object);
-                watcher.sender.send(line).is_ok()
+                watcher.lines.send(line)
             }
-            None => !watcher.sender.is_closed(),
+            None => !watcher.lines.is_closed(),
         });
         self.watchers = watchers;
         self.history.push_back(change);

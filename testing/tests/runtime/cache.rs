@@ -226,3 +226,66 @@ async fn a_watch_with_a_predicate_reconciles_only_the_changes_it_sees() {
     shared.shutdown.cancel();
     controller.await.unwrap().unwrap();
 }
+
+/// The controller's writes stay in its caches' read-your-writes map ([`Cache::unseen_writes`])
+/// only until their watch events arrive, in either order: the fake delivers a write's watch
+/// event before its response, as kube-apiserver often does, and then the write must not be
+/// remembered at all (it would wait for a next event that a converged object never gets).
+#[tokio::test]
+async fn a_converged_controller_remembers_none_of_its_writes() {
+    const MAPS: usize = 20;
+    let fake = FakeApiServer::new();
+    for at in 0..MAPS {
+        fake.put(&config_map(&format!("map-{at}"), "-"));
+    }
+    let shared = Shared::new(fake.client());
+    // Nothing reads a write again: the Secrets are cached, not owned (their events reconcile
+    // nothing), and a ConfigMap is reconciled only when first seen (its annotation's event
+    // reconciles nothing), so an entry goes only by its watch event.
+    let runner = Runner::<ConfigMap>::new("test", &shared)
+        .caches::<Secret>(watcher::Config::default())
+        .reconcile_on(|_| Some(0));
+    let (maps, secrets) = (runner.cache::<ConfigMap>(), runner.cache::<Secret>());
+    // Each ConfigMap gets a Secret it owns and an annotation (a write of the reconciled object).
+    let controller = runner.run(
+        |map: Arc<ConfigMap>, ctx: Arc<Context<()>>| async move {
+            ctx.apply_owned(map.as_ref(), secret(&map.name_any(), "owned"))
+                .await?;
+            let api = Api::<ConfigMap>::namespaced(ctx.client.clone(), "default");
+            let patch = serde_json::json!({ "metadata": { "annotations": { "seen": "yes" } } });
+            let params = PatchParams::default();
+            let patched = api
+                .patch(&map.name_any(), &params, &Patch::Merge(&patch))
+                .await?;
+            ctx.wrote(&patched);
+            Ok::<_, kube::Error>(Action::await_change())
+        },
+        (),
+    );
+    let controller = tokio::spawn(controller);
+
+    let converged = || {
+        let annotated = (0..MAPS).all(|at| {
+            let map = fake.get::<ConfigMap>(Some("default"), &format!("map-{at}"));
+            map.is_some_and(|map| map.annotations().contains_key("seen"))
+        });
+        annotated && fake.list::<Secret>().len() == MAPS
+    };
+    wait_until(
+        "every ConfigMap is annotated and owns a Secret",
+        TIMEOUT,
+        converged,
+    )
+    .await;
+    // The last events may still be on their way; entries that stay, stay for good.
+    let remembered = || (maps.unseen_writes(), secrets.unseen_writes());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while remembered() != (0, 0) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let what = "the writes (of ConfigMaps, of Secrets) the caches remember after convergence";
+    assert_eq!(remembered(), (0, 0), "{what}");
+
+    shared.shutdown.cancel();
+    controller.await.unwrap().unwrap();
+}

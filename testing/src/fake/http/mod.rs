@@ -5,10 +5,9 @@ mod requests;
 
 use std::io;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use http::{Method, Request, Response, StatusCode, header};
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
 use super::admission::User;
@@ -18,6 +17,7 @@ use super::query::Query;
 use super::rbac::{Attributes, Identity};
 use super::selector::Selector;
 use super::store::{Filter, Store};
+use super::watch_lines::{self, LineReceiver, Unread};
 use super::{Denial, Inner, RecordedRequest, Verb};
 use requests::Incoming;
 
@@ -33,6 +33,19 @@ pub(super) async fn serve(
     }
     let (parts, body) = request.into_parts();
     let body = body.collect_bytes().await.map_err(io::Error::other)?;
+    let (reply, unread) = answer(&shared, identity, &parts, &body)?;
+    watch_lines::until_read(unread).await;
+    Ok(reply.into_response())
+}
+
+/// The answer to one request, and the watch events its response waits for (see
+/// [`super::FakeApiServer::deliver_watch_events_first`]).
+fn answer(
+    shared: &Inner,
+    identity: &Identity,
+    parts: &http::request::Parts,
+    body: &[u8],
+) -> Result<(Reply, Vec<Unread>), io::Error> {
     let mut state = shared.lock();
     if state.is_unavailable() {
         return Err(unavailable());
@@ -60,7 +73,7 @@ pub(super) async fn serve(
                     method: &parts.method,
                     headers: &parts.headers,
                     query: &query,
-                    body: &body,
+                    body,
                     user,
                 };
                 requests::handle(&mut state.store, route, &request)
@@ -93,8 +106,11 @@ pub(super) async fn serve(
         name: route.as_ref().and_then(|route| route.name.clone()),
         status: reply.status(),
     });
-    drop(state);
-    Ok(reply.into_response())
+    let unread = match state.watch_events_first && verb.is_write() {
+        true => state.store.unread(),
+        false => Vec::new(),
+    };
+    Ok((reply, unread))
 }
 
 /// Answers one request that came over TCP ([`super::FakeApiServer::serve`]) as [`serve`] does;
@@ -223,7 +239,7 @@ pub(super) enum Reply {
     Json(StatusCode, Value),
     /// A plain text answer (the API server's `404 page not found` of URLs it routes nowhere).
     Text(StatusCode, &'static str),
-    Watch(UnboundedReceiver<Bytes>, Option<Instant>),
+    Watch(LineReceiver, Option<Instant>),
 }
 
 impl Reply {
