@@ -306,10 +306,8 @@ impl<K: Cacheable> Cache<K> {
                 continue;
             };
             let objects = index.get(key).into_iter();
-            let objects = objects.filter_map(|reference| {
-                part.store
-                    .get(reference.namespace.as_deref(), &reference.name)
-            });
+            let objects =
+                objects.filter_map(|place| part.store.get(place.namespace(), place.name()));
             found.extend(objects.filter(|object| in_namespace(object.as_ref(), namespace)));
         }
         let has_key = |object: &K| keys(object).iter().any(|k| k == key);
