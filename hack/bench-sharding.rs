@@ -11,7 +11,9 @@
 //! into its peak anonymous memory (heap and stacks, sampled every 10 ms: what the objects cost, and
 //! what sharding divides) and the pages of the binary it maps (the same for every replica, whatever
 //! it holds), the API writes per object apart from Events and Leases, the label writes of sharding,
-//! and the reconciliations per object. It also prints the CPU time of each replica and of the fake
+//! and the reconciliations per object. Before the replicas start, one manager watching an empty
+//! namespace for 5 s gives the idle floor of anonymous memory; each replica's peak above it is
+//! what its objects cost (issue 45 compares that of a sharded replica with one replica's). It also prints the CPU time of each replica and of the fake
 //! API server (this process): on a machine with fewer cores than processes, the wall time of R
 //! replicas says little of what they would take on nodes of their own, and their CPU time says what
 //! sharding costs or saves in work.
@@ -20,11 +22,13 @@
 //! backlog has converged, and the time until its share is converged by the others is printed;
 //! with `--kill-leader`, the elected replica instead (the worst case: its Lease must expire before
 //! a new one is elected). Right after the kill, a tenth as many new Memcacheds as the backlog are
-//! created, and the time until they are all Available is printed too: those the ring gives to the
-//! killed replica wait for its Lease to expire. With `--after-convergence` the kill comes once the
-//! whole backlog is Available (issue 45's acceptance: the objects created after the kill then wait
-//! for the hand-over alone, not behind the rest of the backlog), and the time the backlog took is
-//! printed apart. With R = 1 there is nothing to take over: the kill options are ignored, so that
+//! created, and the times until a live member has reconciled each (its status written) and until
+//! they are all Available are printed too: those the ring gives to the killed replica wait for its
+//! Lease to expire; on a cluster, the pods of those that have been reconciled are the Deployment
+//! controller's to make (20 requests a second by default). With `--after-convergence` the kill
+//! comes once the whole backlog is Available (issue 45's acceptance: the objects created after the
+//! kill then wait for the hand-over alone, not behind the rest of the backlog), and the time the
+//! backlog took is printed apart. With R = 1 there is nothing to take over: the kill options are ignored, so that
 //! one command line runs the replica alone and the sharded ones.
 //!
 //! With `--cluster`, the objects live in the cluster of `KUBECONFIG` instead: in a namespace of the
@@ -134,6 +138,7 @@ async fn main() {
         Backend::fake(backlog).await
     };
 
+    let floor = idle_floor(manager, &backend).await;
     let start = Instant::now();
     let mut replicas: Vec<Replica> = (0..r)
         .map(|i| start_replica(manager, &backend, i, r > 1))
@@ -181,12 +186,13 @@ async fn main() {
     if let Some(after) = after_kill {
         println!("converged after kill:    {:.2?}", after.all);
         println!(
-            "created after the kill:  {} objects, all Available {:.2}s after the kill",
+            "created after the kill:  {} objects, all reconciled by a live member {:.2}s after the kill, all Available {:.2}s after it",
             after.created,
+            after.created_reconciled.as_secs_f64(),
             after.created_converged.as_secs_f64()
         );
     }
-    print_replicas(&replicas, &shares, &anon, r);
+    print_replicas(&replicas, &shares, &anon, r, floor);
     let managers: Duration = replicas.iter().map(|replica| replica.cpu).sum();
     match &backend {
         Backend::Fake { fake, .. } => {
@@ -213,6 +219,9 @@ struct AfterKill {
     all: Duration,
     /// How many objects were created right after the kill.
     created: usize,
+    /// Until a live member had reconciled each of those (a status written): the hand-over's
+    /// own part, before the cluster's Deployment controller and kubelet make the pods.
+    created_reconciled: Duration,
     /// Until those were all Available.
     created_converged: Duration,
     /// With `--after-convergence`: how long the backlog took to converge, from the start.
@@ -237,7 +246,7 @@ async fn converge(
     let mut backlog = None;
     let mut killed: Option<(String, Instant)> = None;
     let created = (n / 10).max(1);
-    let mut created_converged = None;
+    let (mut created_reconciled, mut created_converged) = (None, None);
     loop {
         // Not too often: each look copies every object out of the fake (under its lock), or
         // lists them from the API server.
@@ -253,6 +262,10 @@ async fn converge(
             && created_converged.is_none()
         {
             let new = |o: &&Memcached| o.name_any().starts_with(CREATED_AFTER_KILL);
+            let reconciled_new = objects.iter().filter(new).filter(|o| reconciled(o)).count();
+            if reconciled_new == created && created_reconciled.is_none() {
+                created_reconciled = Some(at.elapsed());
+            }
             let available_new = objects.iter().filter(new).filter(|o| available(o)).count();
             if available_new == created {
                 created_converged = Some(at.elapsed());
@@ -266,6 +279,7 @@ async fn converge(
             return killed.map(|(_, at)| AfterKill {
                 all: at.elapsed(),
                 created,
+                created_reconciled: created_reconciled.unwrap_or_default(),
                 created_converged: created_converged.unwrap_or_default(),
                 backlog,
             });
@@ -315,17 +329,24 @@ fn print_replicas(
     shares: &BTreeMap<String, usize>,
     anon: &std::sync::Mutex<BTreeMap<u32, u64>>,
     r: usize,
+    floor: u64,
 ) {
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    println!(
+        "idle floor:              anonymous {:.1} MiB (one manager watching an empty namespace)",
+        mib(floor)
+    );
     for replica in replicas {
         let share = shares.get(&member_of(replica)).copied().unwrap_or(0);
-        let mib = |kib: u64| kib as f64 / 1024.0;
         let peak = mib(replica.peak.unwrap_or(0));
-        let anon = mib(anon
+        let anon_kib = anon
             .lock()
             .unwrap()
             .get(&replica.child.id())
             .copied()
-            .unwrap_or(0));
+            .unwrap_or(0);
+        let above = mib(anon_kib.saturating_sub(floor));
+        let anon = mib(anon_kib);
         let file = mib(replica.file);
         let state = if replica.killed { " (killed)" } else { "" };
         let share = if r > 1 {
@@ -334,7 +355,7 @@ fn print_replicas(
             String::new()
         };
         println!(
-            "  {}: peak RSS {peak:.1} MiB (anonymous {anon:.1} MiB at most, binary {file:.1} MiB), CPU {:.2?}{share}{state}",
+            "  {}: peak RSS {peak:.1} MiB (anonymous {anon:.1} MiB at most, {above:.1} above the idle floor; binary {file:.1} MiB), CPU {:.2?}{share}{state}",
             replica.name, replica.cpu
         );
     }
@@ -634,8 +655,19 @@ impl Replica {
 
 /// Starts replica `index`; with `sharded`, as a member of the ring.
 fn start_replica(manager: &str, backend: &Backend, index: usize, sharded: bool) -> Replica {
+    start_manager(manager, backend, format!("manager-{index}"), sharded, None)
+}
+
+/// Starts the manager `name`, watching `watch` (`None`: the run's namespace on the cluster,
+/// every namespace on the fake).
+fn start_manager(
+    manager: &str,
+    backend: &Backend,
+    name: String,
+    sharded: bool,
+    watch: Option<&str>,
+) -> Replica {
     let metrics = free_port();
-    let name = format!("manager-{index}");
     let mut args = vec![
         "--health-probe-bind-address=0".to_owned(),
         format!("--metrics-bind-address=127.0.0.1:{metrics}"),
@@ -660,6 +692,9 @@ fn start_replica(manager: &str, backend: &Backend, index: usize, sharded: bool) 
         // The cluster's KUBECONFIG, inherited; only the run's namespace, not the whole cluster.
         Backend::Cluster { namespace, .. } => command.env("WATCH_NAMESPACE", namespace),
     };
+    if let Some(watch) = watch {
+        command.env("WATCH_NAMESPACE", watch);
+    }
     let child = command
         .args(&args)
         // The member's name starts with it: the shares are told apart by it.
@@ -700,6 +735,15 @@ fn shares(objects: &[Memcached]) -> BTreeMap<String, usize> {
 }
 
 /// Whether the controller reports every pod of `object` available.
+/// Whether a manager has reconciled `object`: it writes a status (the Available condition,
+/// False until the pods are ready) once it has applied the Deployment.
+fn reconciled(object: &Memcached) -> bool {
+    object
+        .status
+        .as_ref()
+        .is_some_and(|status| !status.conditions.is_empty())
+}
+
 fn available(object: &Memcached) -> bool {
     object.status.as_ref().is_some_and(|status| {
         status
@@ -804,6 +848,24 @@ fn cpu_time(pid: &str) -> Duration {
             .unwrap_or(0)
     };
     Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
+/// The peak anonymous memory (KiB) of a manager with nothing to do: one replica watching a
+/// namespace without objects (`kube-public`) for 5 s, its caches listed and its controller
+/// idle. What a replica's objects cost is its own peak above this floor; the acceptance of
+/// issue 45 compares those.
+async fn idle_floor(manager: &str, backend: &Backend) -> u64 {
+    let mut idle = start_manager(manager, backend, "idle".to_owned(), false, Some("kube-public"));
+    let pid = idle.child.id();
+    let anon = sample_peak_anon(vec![pid]);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    if let Some(status) = idle.child.try_wait().unwrap() {
+        panic!("the idle manager exited: {status}");
+    }
+    idle.child.kill().unwrap();
+    idle.child.wait().unwrap();
+    let peak = anon.lock().unwrap().get(&pid).copied().unwrap_or(0);
+    peak
 }
 
 /// The kernel keeps no peak of anonymous memory alone: a thread samples `RssAnon` of `pids` every
