@@ -186,7 +186,7 @@ async fn main() {
     if let Some(after) = after_kill {
         println!("converged after kill:    {:.2?}", after.all);
         println!(
-            "created after the kill:  {} objects, all reconciled by a live member {:.2}s after the kill, all Available {:.2}s after it",
+            "created after the kill:  {} objects, all reconciled by a live member {:.2}s after the kill, all Available {:.2}s after the kill",
             after.created,
             after.created_reconciled.as_secs_f64(),
             after.created_converged.as_secs_f64()
