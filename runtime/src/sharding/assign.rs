@@ -179,6 +179,9 @@ pub(crate) async fn run<K>(
     });
     let mut events = stream::select_all(watches);
     let mut tick = tokio::time::interval(retry_period);
+    // A check that took longer than the period is not followed by the ticks it missed, at once:
+    // the watch's events come first.
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let mut changed: Option<Key> = None;
         let mut periodic = false;
@@ -271,11 +274,13 @@ async fn send<K: Cacheable>(
         .for_each(|(key, change, done)| {
             match (done, change) {
                 // Tried again on the next check.
-                (false, _) => mark_sent(parts, &key, false),
-                (true, Move::Drain) | (true, Move::Assign { from: Some(_), .. }) => {
+                (Written::Failed, _) => mark_sent(parts, &key, false),
+                // Decided again when the watch brings the change (see `Written::Stale`).
+                (Written::Stale, _) => {}
+                (Written::Done, Move::Drain | Move::Assign { from: Some(_), .. }) => {
                     metrics.moved(controller)
                 }
-                (true, Move::Assign { from: None, .. }) => {}
+                (Written::Done, Move::Assign { from: None, .. }) => {}
             }
             std::future::ready(())
         })
@@ -336,14 +341,29 @@ fn apply<K>(
     }
 }
 
-/// Sends the label write of `change` for the object `key`; whether it was written.
+/// What came of a label write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Written {
+    Done,
+    /// The object changed since the decision (`409 Conflict` on its `resourceVersion`) or is
+    /// gone (`404`): its watch brings what changed, and the object is decided again on that.
+    /// Sending the write again would only conflict again: on a busy API server, a periodic
+    /// check that sent every such write again held the watch's events back (they wait while
+    /// the writes are sent), which made more of them stale, until the elected replica sent
+    /// nothing but conflicts (770,000 of them in 30 minutes, 3,000 objects on kube-apiserver).
+    Stale,
+    /// Another failure (a timeout, the API server away): sent again at the next check.
+    Failed,
+}
+
+/// Sends the label write of `change` for the object `key`.
 pub(super) async fn write<K>(
     api_in: &ApiIn<K>,
     controller: &str,
     key: &Key,
     tracked: &Tracked,
     change: &Move,
-) -> bool
+) -> Written
 where
     K: Cacheable,
 {
@@ -366,11 +386,16 @@ where
     {
         Ok(_) => {
             tracing::debug!(controller, object = %name, ?change, "sharded");
-            true
+            Written::Done
+        }
+        // By the HTTP code: kube's `is_conflict` also wants the API server's reason.
+        Err(kube::Error::Api(status)) if matches!(status.code, 404 | 409) => {
+            tracing::debug!(controller, object = %name, ?change, "changed since: {status}");
+            Written::Stale
         }
         Err(error) => {
             tracing::debug!(controller, object = %name, ?change, "cannot shard yet: {error}");
-            false
+            Written::Failed
         }
     }
 }
@@ -378,6 +403,48 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A write refused because the object changed since the decision is not sent again at the
+    /// next check (the watch brings the change, and a new decision); one that failed otherwise
+    /// is.
+    #[tokio::test]
+    async fn a_conflicting_write_waits_for_the_watch_a_failed_one_is_sent_again() {
+        use http::Response;
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use kube::client::Body;
+
+        for (status, sent_again) in [(409, false), (404, false), (500, true)] {
+            let (client, mut server) = crate::manager::client::scripted();
+            let api_in: ApiIn<ConfigMap> =
+                Arc::new(move |namespace| Api::namespaced(client.clone(), namespace.unwrap()));
+            let key = "default/object".to_owned();
+            let mut tracked = tracked(None, false);
+            tracked.sent = true;
+            let mut parts = vec![Part::default()];
+            parts[0].objects.insert(key.clone(), tracked.clone());
+            let to_b = Move::Assign {
+                to: "b".to_owned(),
+                from: None,
+            };
+            let answer = tokio::spawn(async move {
+                let (request, answer) = server.next_request().await.unwrap();
+                assert_eq!(request.method(), http::Method::PATCH);
+                let body = serde_json::json!({
+                    "kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "message": "refused", "reason": "Refused", "code": status,
+                });
+                let body = Body::from(serde_json::to_vec(&body).unwrap());
+                let response = Response::builder().status(status).body(body).unwrap();
+                answer.send_response(response);
+            });
+            let pending = vec![(key.clone(), tracked, to_b)];
+            let metrics = crate::metrics::Metrics::new().sharding();
+            send("test", &api_in, pending, &mut parts, &metrics).await;
+            answer.await.unwrap();
+            let sent = parts[0].objects[&key].sent;
+            assert_eq!(!sent, sent_again, "after a {status}");
+        }
+    }
 
     fn tracked(shard: Option<&str>, draining: bool) -> Tracked {
         Tracked {

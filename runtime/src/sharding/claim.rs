@@ -116,7 +116,8 @@ async fn claim_orphans<K>(
         })
         .map(|(key, tracked, change)| async move {
             let written = assign::write(api_in, controller, &key, &tracked, &change).await;
-            if written && matches!(change, Move::Assign { from: Some(_), .. }) {
+            let moved = matches!(change, Move::Assign { from: Some(_), .. });
+            if written == assign::Written::Done && moved {
                 metrics.moved(controller);
             }
         })
