@@ -17,13 +17,15 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, PoisonError, RwLock};
 
+use kube::Resource;
 use kube::runtime::watcher;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use super::Cacheable;
 
-/// An object's key in a [`Compact`] store: `namespace/name`, or `name` when it has none.
+/// An object's key in a [`Compact`] store (and its place in an [`Index`](super::index::Index)):
+/// `namespace/name`, or `name` when it has none.
 fn key(namespace: Option<&str>, name: &str) -> String {
     match namespace {
         Some(namespace) => format!("{namespace}/{name}"),
@@ -31,7 +33,7 @@ fn key(namespace: Option<&str>, name: &str) -> String {
     }
 }
 
-fn key_of<K: Cacheable>(object: &K) -> String {
+pub(super) fn key_of<K: Resource>(object: &K) -> String {
     let meta = object.meta();
     key(
         meta.namespace.as_deref(),

@@ -34,12 +34,7 @@ pub(crate) struct Place(Arc<str>);
 
 impl Place {
     fn of<K: Resource>(object: &K) -> Self {
-        let meta = object.meta();
-        let name = meta.name.as_deref().unwrap_or_default();
-        Self(match meta.namespace.as_deref() {
-            Some(namespace) => format!("{namespace}/{name}").into(),
-            None => name.into(),
-        })
+        Self(super::compact::key_of(object).into())
     }
 
     pub(crate) fn namespace(&self) -> Option<&str> {
