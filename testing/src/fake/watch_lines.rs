@@ -25,7 +25,8 @@ pub(super) struct LineSender {
     read: Arc<AtomicUsize>,
 }
 
-/// The client's end of one watch: the body of the watch response reads from it.
+/// The client's end of one watch: the body of the watch response reads from it. Its count of
+/// lines read becomes `usize::MAX` when it is dropped: a client that has gone reads everything.
 pub(super) struct LineReceiver {
     receiver: UnboundedReceiver<Bytes>,
     read: Arc<AtomicUsize>,
@@ -33,7 +34,6 @@ pub(super) struct LineReceiver {
 
 /// What one watch has been sent and not read yet, to wait for.
 pub(super) struct Unread {
-    sender: UnboundedSender<Bytes>,
     sent: usize,
     read: Arc<AtomicUsize>,
 }
@@ -64,7 +64,6 @@ impl LineSender {
     /// What was sent and not read yet, if anything.
     pub(super) fn unread(&self) -> Option<Unread> {
         let unread = Unread {
-            sender: self.sender.clone(),
             sent: self.sent,
             read: Arc::clone(&self.read),
         };
@@ -81,10 +80,16 @@ impl LineReceiver {
     }
 }
 
+impl Drop for LineReceiver {
+    fn drop(&mut self) {
+        self.read.store(usize::MAX, Ordering::Release);
+    }
+}
+
 impl Unread {
     /// Whether the client has read every line sent so far, or is gone.
     fn is_read(&self) -> bool {
-        self.read.load(Ordering::Acquire) >= self.sent || self.sender.is_closed()
+        self.read.load(Ordering::Acquire) >= self.sent
     }
 }
 
