@@ -864,8 +864,7 @@ async fn idle_floor(manager: &str, backend: &Backend) -> u64 {
     }
     idle.child.kill().unwrap();
     idle.child.wait().unwrap();
-    let peak = anon.lock().unwrap().get(&pid).copied().unwrap_or(0);
-    peak
+    anon.lock().unwrap().get(&pid).copied().unwrap_or(0)
 }
 
 /// The kernel keeps no peak of anonymous memory alone: a thread samples `RssAnon` of `pids` every
