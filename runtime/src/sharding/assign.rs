@@ -3,6 +3,16 @@
 //! once, and assigns at its periodic check the objects without a member that no member claimed
 //! ([`super::claim`]: the members label those the ring gives them as soon as they see them).
 //!
+//! An object is assigned only once the members have had their chance: it was without a member
+//! at the previous check too, and no claim at all landed in between. The members claim a cold
+//! backlog or a dead member's share at the pace the API server takes their writes, and an
+//! assignment raced them: on kube-apiserver, 2,667 of the elected replica's 3,000 label writes
+//! at a cold start of 3 replicas were refused as conflicts with the members' claims (bursts of
+//! writes whose connections the replica then keeps). So the assignment is what it is meant to
+//! be, the fallback for a member that does not claim (its watch failing, a view of the ring
+//! that differs for a while): it waits until the claims stop, or [`CHECKS_BEFORE_ASSIGNING`]
+//! checks at most (other objects' claims may never stop while one member does not claim).
+//!
 //! It watches the objects' metadata only (the API server sends no spec nor status) and keeps of
 //! each its shard label, whether it is draining, its `resourceVersion` and whether a write was
 //! sent for that version, under the object's ring key: about 150 bytes an object (1.7 MiB for
@@ -38,6 +48,11 @@ pub(crate) type ApiIn<K> = Arc<dyn Fn(Option<&str>) -> Api<K> + Send + Sync>;
 /// backlog, a member that joined or left).
 pub(super) const CONCURRENT_WRITES: usize = 16;
 
+/// After how many periodic checks an object without a member is assigned even while claims of
+/// other objects keep landing (16 s at the default retry period of 2 s, about a Lease's
+/// duration).
+pub(super) const CHECKS_BEFORE_ASSIGNING: u8 = 8;
+
 /// What the elected replica hands the assigner of each sharded controller.
 pub(crate) struct Assignment {
     /// The members whose Lease is valid; `None` until their Leases are listed.
@@ -69,6 +84,9 @@ pub(crate) struct Tracked {
     /// version comes (each event brings a new `Tracked`) or the write failed. Kept here rather
     /// than in a map of its own, which held a key and a version for every object ever written.
     pub(crate) sent: bool,
+    /// At how many periodic checks this version was to be assigned: a member that could claim
+    /// it has had as many check periods to do so.
+    pub(crate) unclaimed_checks: u8,
 }
 
 impl Tracked {
@@ -81,6 +99,7 @@ impl Tracked {
             draining: label(DRAIN_LABEL).is_some(),
             resource_version: version.unwrap_or_default().into(),
             sent: false,
+            unclaimed_checks: 0,
         }
     }
 }
@@ -151,6 +170,9 @@ struct Part {
     /// The objects of a (re)list in progress, which replace `objects` when it is done.
     listing: Option<BTreeMap<Key, Tracked>>,
     synced: bool,
+    /// Whether an object was labelled for a member (by a claim, or an assignment) since the
+    /// last periodic check: the members are claiming, and the assignment waits.
+    claims_landed: bool,
 }
 
 /// Keeps the shard labels of the objects `apis` hold in line with the ring until shutdown.
@@ -205,7 +227,11 @@ pub(crate) async fn run<K>(
         if !parts.iter().all(|part| part.synced) {
             continue;
         }
-        let pending = pending(&parts, changed.as_ref(), &members, periodic);
+        let pending = if periodic {
+            periodic_check(&mut parts, &members)
+        } else {
+            drains(&parts, changed.as_ref(), &members)
+        };
         for (key, _, _) in &pending {
             mark_sent(&mut parts, key, true);
         }
@@ -223,19 +249,38 @@ pub(crate) async fn run<K>(
     }
 }
 
-/// The label writes that bring the objects in line with the ring of `members`: of the object
-/// `changed` only, or of every object (a `periodic` check, or a change of the ring). Objects
-/// without a member in the ring are their members' to claim (`super::claim`): they are assigned
-/// here only at the periodic check, those that no member claimed since.
-fn pending(
-    parts: &[Part],
-    changed: Option<&Key>,
-    members: &Ring,
-    periodic: bool,
-) -> Vec<(Key, Tracked, Move)> {
-    // Drains at once; assignments at the periodic check only (see above).
+/// The label writes of the periodic check: every drain due, and the assignments of the objects
+/// that were without a member at the previous check too, unless claims landed since and they
+/// have waited fewer than [`CHECKS_BEFORE_ASSIGNING`] checks (see the module's comment). Notes
+/// the objects left without a member for the next check.
+fn periodic_check(parts: &mut [Part], members: &Ring) -> Vec<(Key, Tracked, Move)> {
+    let claims_landed = parts.iter().any(|part| part.claims_landed);
+    let mut pending = Vec::new();
+    for part in parts.iter_mut() {
+        part.claims_landed = false;
+        for (key, tracked) in &mut part.objects {
+            let Some(decided) = decision(key, tracked, members) else {
+                continue;
+            };
+            let waited = tracked.unclaimed_checks;
+            let claimed_meanwhile = claims_landed && waited < CHECKS_BEFORE_ASSIGNING;
+            if decided.2 == Move::Drain || (waited > 0 && !claimed_meanwhile) {
+                pending.push(decided);
+            } else {
+                tracked.unclaimed_checks = waited.saturating_add(1);
+            }
+        }
+    }
+    pending
+}
+
+/// The drains that bring the objects in line with the ring of `members`: of the object
+/// `changed` only, or of every object (a change of the ring). Objects without a member in the
+/// ring are their members' to claim (`super::claim`): they are assigned only at the periodic
+/// check, those that no member claimed.
+fn drains(parts: &[Part], changed: Option<&Key>, members: &Ring) -> Vec<(Key, Tracked, Move)> {
     let due = |(key, tracked): (&Key, &Tracked)| {
-        decision(key, tracked, members).filter(|(_, _, change)| periodic || *change == Move::Drain)
+        decision(key, tracked, members).filter(|(_, _, change)| *change == Move::Drain)
     };
     match changed {
         // One object changed: only it.
@@ -313,8 +358,12 @@ fn apply<K>(
     match event {
         watcher::Event::Apply(object) => {
             let key = key_of(&object);
-            part.objects
-                .insert(key.clone(), Tracked::of(&object, names));
+            let tracked = Tracked::of(&object, names);
+            let labelled = tracked.shard.clone();
+            let before = part.objects.insert(key.clone(), tracked);
+            if labelled.is_some() && before.is_some_and(|before| before.shard != labelled) {
+                part.claims_landed = true;
+            }
             Some(key)
         }
         watcher::Event::Delete(object) => {
@@ -446,12 +495,81 @@ mod tests {
         }
     }
 
+    /// The elected replica leaves the objects without a member to the members' claims: it
+    /// assigns one only when it was unclaimed at the previous check too and no claim landed
+    /// since, or after `CHECKS_BEFORE_ASSIGNING` checks whatever landed. Drains wait for
+    /// nothing.
+    #[test]
+    fn the_periodic_check_assigns_only_what_the_members_leave_unclaimed() {
+        let ring = Ring::new(["a", "b"]);
+        let key = key_of_b(&ring);
+        let mut parts = vec![Part::default()];
+        parts[0].objects.insert(key.clone(), tracked(None, false));
+        assert!(
+            periodic_check(&mut parts, &ring).is_empty(),
+            "a first check"
+        );
+        parts[0].claims_landed = true;
+        assert!(
+            periodic_check(&mut parts, &ring).is_empty(),
+            "other claims landed"
+        );
+        let pending = periodic_check(&mut parts, &ring);
+        let keys: Vec<&Key> = pending.iter().map(|(key, _, _)| key).collect();
+        assert_eq!(keys, [&key], "no claim since the previous check");
+
+        // Claims of other objects at every check hold it back for so many checks only.
+        parts[0].objects.insert(key.clone(), tracked(None, false));
+        let mut checks = 0;
+        while periodic_check(&mut parts, &ring).is_empty() {
+            parts[0].claims_landed = true;
+            checks += 1;
+            assert!(checks <= CHECKS_BEFORE_ASSIGNING, "never assigned");
+        }
+        assert_eq!(checks, CHECKS_BEFORE_ASSIGNING);
+
+        // A drain at the first check.
+        parts[0]
+            .objects
+            .insert(key.clone(), tracked(Some("a"), false));
+        parts[0].claims_landed = true;
+        let pending = periodic_check(&mut parts, &ring);
+        assert_eq!(pending[0].2, Move::Drain);
+    }
+
+    /// A claim is an event that gives an object a member it did not have; the creation of an
+    /// object, or an event that leaves its label as it was, is none.
+    #[test]
+    fn an_event_that_labels_an_object_is_a_claim_that_landed() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let object = |version: &str, shard: Option<&str>| {
+            let mut object = PartialObjectMeta::<ConfigMap>::default();
+            object.metadata.namespace = Some("default".to_owned());
+            object.metadata.name = Some("object".to_owned());
+            object.metadata.resource_version = Some(version.to_owned());
+            let labels = shard.map(|shard| [(SHARD_LABEL.to_owned(), shard.to_owned())].into());
+            object.metadata.labels = labels;
+            watcher::Event::Apply(object)
+        };
+        let mut part = Part::default();
+        let mut names = Names::default();
+        let mut landed = |event| {
+            apply(&mut part, event, &mut names);
+            std::mem::take(&mut part.claims_landed)
+        };
+        assert!(!landed(object("1", Some("a"))), "created with its label");
+        assert!(!landed(object("2", Some("a"))), "its label as it was");
+        assert!(!landed(object("3", None)), "a drain acknowledged");
+        assert!(landed(object("4", Some("b"))), "claimed");
+    }
+
     fn tracked(shard: Option<&str>, draining: bool) -> Tracked {
         Tracked {
             shard: shard.map(Arc::from),
             draining,
             resource_version: "1".into(),
             sent: false,
+            unclaimed_checks: 0,
         }
     }
 

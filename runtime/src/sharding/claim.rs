@@ -21,6 +21,11 @@
 //! elected replica drains an object claimed against its view of the ring. The elected replica
 //! leaves the objects without a member to their members' claims and assigns those still
 //! unclaimed at its periodic check ([`super::assign`]), so a new object is written once.
+//!
+//! What a (re)list of the watch brings is claimed newest first: after a member died, its
+//! share comes with the objects created since, and those are the ones nobody has reconciled
+//! yet (the dead member's older objects have their children, and their workloads run on);
+//! kube-apiserver lists by name, which would put them anywhere in the queue of a take-over.
 
 use futures::{StreamExt as _, stream};
 use kube::Api;
@@ -97,23 +102,22 @@ async fn claim_orphans<K>(
     let watches = apis.iter().map(|api| {
         watcher(api.clone(), config.clone())
             .default_backoff()
+            .scan(Vec::new(), move |listing, event| {
+                let objects = match event {
+                    Ok(event) => to_claim(listing, event),
+                    Err(error) => {
+                        let error = &error as &dyn std::error::Error;
+                        tracing::warn!(controller, error, "cannot watch the objects to claim");
+                        Vec::new()
+                    }
+                };
+                std::future::ready(Some(stream::iter(objects)))
+            })
+            .flatten()
             .boxed()
     });
     stream::select_all(watches)
-        .filter_map(|event| {
-            let object = match event {
-                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
-                    Some(object)
-                }
-                Ok(_) => None,
-                Err(error) => {
-                    let error = &error as &dyn std::error::Error;
-                    tracing::warn!(controller, error, "cannot watch the objects to claim");
-                    None
-                }
-            };
-            std::future::ready(object.and_then(|object| claimable(&object, member, members)))
-        })
+        .filter_map(|object| std::future::ready(claimable(&object, member, members)))
         .map(|(key, tracked, change)| async move {
             let written = assign::write(api_in, controller, &key, &tracked, &change).await;
             let moved = matches!(change, Move::Assign { from: Some(_), .. });
@@ -124,6 +128,36 @@ async fn claim_orphans<K>(
         .buffer_unordered(assign::CONCURRENT_WRITES)
         .for_each(|()| std::future::ready(()))
         .await;
+}
+
+/// The objects a watch event brings to claim: the object of an `Apply` at once, those of a
+/// (re)list once it is complete (kept in `listing` until then), newest first (see the module's
+/// comment; the same second keeps the list's order).
+fn to_claim<K>(
+    listing: &mut Vec<PartialObjectMeta<K>>,
+    event: watcher::Event<PartialObjectMeta<K>>,
+) -> Vec<PartialObjectMeta<K>> {
+    match event {
+        watcher::Event::Apply(object) => vec![object],
+        watcher::Event::Init => {
+            listing.clear();
+            Vec::new()
+        }
+        watcher::Event::InitApply(object) => {
+            listing.push(object);
+            Vec::new()
+        }
+        watcher::Event::InitDone => {
+            let mut listed = std::mem::take(listing);
+            listed.sort_by(|a, b| {
+                b.metadata
+                    .creation_timestamp
+                    .cmp(&a.metadata.creation_timestamp)
+            });
+            listed
+        }
+        watcher::Event::Delete(_) => Vec::new(),
+    }
 }
 
 /// The label selector of the objects whose shard label names no member of `members` (or that
@@ -203,6 +237,35 @@ mod tests {
         // Its member lets it go through a drain, which only the elected replica asks for.
         assert!(claimable(&object(&mine, &[(SHARD_LABEL, "b")]), "a", &ring).is_none());
         assert!(claimable(&object(&mine, &[(SHARD_LABEL, "a")]), "a", &ring).is_none());
+    }
+
+    /// A list is claimed once complete, newest first; an object that comes after it at once.
+    #[test]
+    fn a_list_is_claimed_newest_first() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let created = |name: &str, second: i64| {
+            let mut object = object(name, &[]);
+            let time = jiff::Timestamp::from_second(second).unwrap();
+            object.metadata.creation_timestamp = Some(Time(time));
+            object
+        };
+        let names = |objects: Vec<PartialObjectMeta<ConfigMap>>| -> Vec<String> {
+            let names = objects.into_iter().map(|object| object.metadata.name);
+            names.map(Option::unwrap).collect()
+        };
+        let mut listing = Vec::new();
+        assert!(to_claim(&mut listing, watcher::Event::Init).is_empty());
+        for (name, second) in [("a", 10), ("b", 30), ("c", 20), ("d", 30)] {
+            let event = watcher::Event::InitApply(created(name, second));
+            assert!(
+                to_claim(&mut listing, event).is_empty(),
+                "before the list is done"
+            );
+        }
+        let claimed = to_claim(&mut listing, watcher::Event::InitDone);
+        assert_eq!(names(claimed), ["b", "d", "c", "a"]);
+        let claimed = to_claim(&mut listing, watcher::Event::Apply(created("e", 1)));
+        assert_eq!(names(claimed), ["e"]);
     }
 
     #[test]
