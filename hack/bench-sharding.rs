@@ -29,7 +29,10 @@
 //! comes once the whole backlog is Available (issue 45's acceptance: the objects created after the
 //! kill then wait for the hand-over alone, not behind the rest of the backlog), and the time the
 //! backlog took is printed apart. With R = 1 there is nothing to take over: the kill options are ignored, so that
-//! one command line runs the replica alone and the sharded ones.
+//! one command line runs the replica alone and the sharded ones. On a cluster, once the managers
+//! are gone, as many copies of one of their Deployments as objects were created after the kill are
+//! created at once, and the time until all are Available is printed: the floor of that figure, the
+//! cluster's Deployment controller and the stand-in kubelet alone.
 //!
 //! With `--cluster`, the objects live in the cluster of `KUBECONFIG` instead: in a namespace of the
 //! run's own (`bench-sharding-<pid>`), which the managers watch alone (`WATCH_NAMESPACE`) and hold
@@ -49,6 +52,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
@@ -158,9 +162,13 @@ async fn main() {
         replica.child.kill().unwrap();
         replica.child.wait().unwrap();
     }
+    let created = after_kill.as_ref().map_or(0, |after| after.created);
+    let deployments_alone = match (&backend, created) {
+        (Backend::Cluster { .. }, 1..) => Some(backend.deployments_alone(created).await),
+        _ => None,
+    };
     backend.clean_up().await;
 
-    let created = after_kill.as_ref().map_or(0, |after| after.created);
     println!(
         "objects:                 {}",
         if created > 0 {
@@ -190,6 +198,12 @@ async fn main() {
             after.created,
             after.created_reconciled.as_secs_f64(),
             after.created_converged.as_secs_f64()
+        );
+    }
+    if let Some(alone) = deployments_alone {
+        println!(
+            "Deployments alone:       {created} copies of a manager's Deployment created at once, all Available after {:.2}s (the cluster's Deployment controller and the stand-in kubelet: the floor of the figure above)",
+            alone.as_secs_f64()
         );
     }
     print_replicas(&replicas, &shares, &anon, r, floor);
@@ -542,6 +556,42 @@ impl Backend {
         }
     }
 
+    /// On the cluster, with the managers gone: creates `count` copies of one of the Deployments
+    /// the managers made (their own names, labels and selectors; no owner) at once and returns the
+    /// time until all are Available.
+    async fn deployments_alone(&self, count: usize) -> Duration {
+        let Backend::Cluster {
+            client, namespace, ..
+        } = self
+        else {
+            unreachable!("a cluster's Deployment controller");
+        };
+        let api = Api::<Deployment>::namespaced(client.clone(), namespace);
+        let made = api.list(&ListParams::default().limit(1)).await.unwrap();
+        let template = made.items.into_iter().next().expect("a manager's Deployment");
+        let start = Instant::now();
+        for i in 0..count {
+            let name = format!("alone-{i}");
+            let labels = BTreeMap::from([("bench-sharding-alone".to_owned(), name.clone())]);
+            let mut spec = template.spec.clone().unwrap();
+            spec.selector.match_labels = Some(labels.clone());
+            spec.template.metadata.get_or_insert_default().labels = Some(labels);
+            let mut copy = Deployment::default();
+            copy.metadata.name = Some(name);
+            copy.spec = Some(spec);
+            api.create(&PostParams::default(), &copy).await.unwrap();
+        }
+        loop {
+            let list = api.list(&ListParams::default()).await.unwrap();
+            let copies = list.items.iter().filter(|d| d.name_any().starts_with("alone-"));
+            let ready = copies.filter(|d| deployment_available(d)).count();
+            if ready == count {
+                return start.elapsed();
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
     /// Removes what the run made: the fake's files, or the cluster's namespace (the managers
     /// are gone: the Memcacheds' finalizers are removed first) and the CRD if the run installed it.
     async fn clean_up(&self) {
@@ -751,6 +801,13 @@ fn available(object: &Memcached) -> bool {
             .iter()
             .any(|c| c.type_ == "Available" && c.status == "True")
     })
+}
+
+/// Whether all the replicas `deployment` asks for are available.
+fn deployment_available(deployment: &Deployment) -> bool {
+    let wanted = deployment.spec.as_ref().and_then(|spec| spec.replicas);
+    let available = deployment.status.as_ref().and_then(|s| s.available_replicas);
+    available.unwrap_or(0) >= wanted.unwrap_or(1)
 }
 
 /// A kubeconfig for the plain-HTTP API server at `server`, with no credentials.
