@@ -28,6 +28,7 @@
 //! kube-apiserver lists by name, which would put them anywhere in the queue of a take-over.
 
 use futures::{StreamExt as _, stream};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Api;
 use kube::core::PartialObjectMeta;
 use kube::runtime::{WatchStreamExt as _, watcher};
@@ -103,21 +104,22 @@ async fn claim_orphans<K>(
         watcher(api.clone(), config.clone())
             .default_backoff()
             .scan(Vec::new(), move |listing, event| {
-                let objects = match event {
-                    Ok(event) => to_claim(listing, event),
+                let claims = match event {
+                    Ok(event) => {
+                        to_claim(listing, event, |object| claimable(object, member, members))
+                    }
                     Err(error) => {
                         let error = &error as &dyn std::error::Error;
                         tracing::warn!(controller, error, "cannot watch the objects to claim");
                         Vec::new()
                     }
                 };
-                std::future::ready(Some(stream::iter(objects)))
+                std::future::ready(Some(stream::iter(claims)))
             })
             .flatten()
             .boxed()
     });
     stream::select_all(watches)
-        .filter_map(|object| std::future::ready(claimable(&object, member, members)))
         .map(|(key, tracked, change)| async move {
             let written = assign::write(api_in, controller, &key, &tracked, &change).await;
             let moved = matches!(change, Move::Assign { from: Some(_), .. });
@@ -130,31 +132,33 @@ async fn claim_orphans<K>(
         .await;
 }
 
-/// The objects a watch event brings to claim: the object of an `Apply` at once, those of a
-/// (re)list once it is complete (kept in `listing` until then), newest first (see the module's
-/// comment; the same second keeps the list's order).
-fn to_claim<K>(
-    listing: &mut Vec<PartialObjectMeta<K>>,
+/// The claims (`claim` of each object) a watch event brings: that of an `Apply` at once, those
+/// of a (re)list once it is complete, newest object first (see the module's comment; the same
+/// second keeps the list's order). Until then `listing` keeps the claims with their objects'
+/// creation times only: a list at a cold start brings every object, and kept whole, their
+/// metadata (with managed fields) raised the elected replica's peak from 10.4 MiB above its
+/// floor to 16.8 (3,000 objects, 3 replicas, on kube-apiserver).
+fn to_claim<K, C>(
+    listing: &mut Vec<(Option<Time>, C)>,
     event: watcher::Event<PartialObjectMeta<K>>,
-) -> Vec<PartialObjectMeta<K>> {
+    claim: impl Fn(&PartialObjectMeta<K>) -> Option<C>,
+) -> Vec<C> {
     match event {
-        watcher::Event::Apply(object) => vec![object],
+        watcher::Event::Apply(object) => claim(&object).into_iter().collect(),
         watcher::Event::Init => {
             listing.clear();
             Vec::new()
         }
         watcher::Event::InitApply(object) => {
-            listing.push(object);
+            if let Some(claim) = claim(&object) {
+                listing.push((object.metadata.creation_timestamp, claim));
+            }
             Vec::new()
         }
         watcher::Event::InitDone => {
             let mut listed = std::mem::take(listing);
-            listed.sort_by(|a, b| {
-                b.metadata
-                    .creation_timestamp
-                    .cmp(&a.metadata.creation_timestamp)
-            });
-            listed
+            listed.sort_by(|(a, _), (b, _)| b.cmp(a));
+            listed.into_iter().map(|(_, claim)| claim).collect()
         }
         watcher::Event::Delete(_) => Vec::new(),
     }
@@ -242,30 +246,28 @@ mod tests {
     /// A list is claimed once complete, newest first; an object that comes after it at once.
     #[test]
     fn a_list_is_claimed_newest_first() {
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
         let created = |name: &str, second: i64| {
             let mut object = object(name, &[]);
             let time = jiff::Timestamp::from_second(second).unwrap();
             object.metadata.creation_timestamp = Some(Time(time));
             object
         };
-        let names = |objects: Vec<PartialObjectMeta<ConfigMap>>| -> Vec<String> {
-            let names = objects.into_iter().map(|object| object.metadata.name);
-            names.map(Option::unwrap).collect()
+        // The claim of an object here: its name, unless it is "theirs".
+        let claim = |object: &PartialObjectMeta<ConfigMap>| {
+            object.metadata.name.clone().filter(|name| name != "theirs")
         };
         let mut listing = Vec::new();
-        assert!(to_claim(&mut listing, watcher::Event::Init).is_empty());
-        for (name, second) in [("a", 10), ("b", 30), ("c", 20), ("d", 30)] {
+        assert!(to_claim(&mut listing, watcher::Event::Init, claim).is_empty());
+        for (name, second) in [("a", 10), ("b", 30), ("theirs", 40), ("c", 20), ("d", 30)] {
             let event = watcher::Event::InitApply(created(name, second));
-            assert!(
-                to_claim(&mut listing, event).is_empty(),
-                "before the list is done"
-            );
+            let claimed = to_claim(&mut listing, event, claim);
+            assert!(claimed.is_empty(), "before the list is done");
         }
-        let claimed = to_claim(&mut listing, watcher::Event::InitDone);
-        assert_eq!(names(claimed), ["b", "d", "c", "a"]);
-        let claimed = to_claim(&mut listing, watcher::Event::Apply(created("e", 1)));
-        assert_eq!(names(claimed), ["e"]);
+        assert_eq!(listing.len(), 4, "the claims alone are kept");
+        let claimed = to_claim(&mut listing, watcher::Event::InitDone, claim);
+        assert_eq!(claimed, ["b", "d", "c", "a"]);
+        let claimed = to_claim(&mut listing, watcher::Event::Apply(created("e", 1)), claim);
+        assert_eq!(claimed, ["e"]);
     }
 
     #[test]
