@@ -48,6 +48,13 @@ pub(crate) type ApiIn<K> = Arc<dyn Fn(Option<&str>) -> Api<K> + Send + Sync>;
 /// backlog, a member that joined or left).
 pub(super) const CONCURRENT_WRITES: usize = 16;
 
+/// The largest page in which the metadata watches of sharding (the elected replica's, the
+/// members' claims) list. A list brings every object of the kind (at a cold start, every one is
+/// without a member too), and each comes with its managed fields, a kilobyte or more decoded, of
+/// which the watches keep a hundred bytes or nothing: with kube's default page of 500, a relist
+/// of 3,000 objects held a few MiB for a moment, on top of what the member's caches hold then.
+pub(super) const METADATA_PAGE_SIZE: u32 = 100;
+
 /// After how many periodic checks an object without a member is assigned even while claims of
 /// other objects keep landing (16 s at the default retry period of 2 s, about a Lease's
 /// duration).
@@ -194,10 +201,13 @@ pub(crate) async fn run<K>(
     let mut parts: Vec<Part> = apis.iter().map(|_| Part::default()).collect();
     let mut names = Names::default();
     let watches = apis.into_iter().enumerate().map(|(index, api)| {
-        watcher(api, watcher::Config::default())
-            .default_backoff()
-            .map(move |event| (index, event))
-            .boxed()
+        watcher(
+            api,
+            watcher::Config::default().page_size(METADATA_PAGE_SIZE),
+        )
+        .default_backoff()
+        .map(move |event| (index, event))
+        .boxed()
     });
     let mut events = stream::select_all(watches);
     let mut tick = tokio::time::interval(retry_period);

@@ -99,7 +99,9 @@ async fn claim_orphans<K>(
 ) where
     K: Cacheable,
 {
-    let config = watcher::Config::default().labels(&orphans(members));
+    let config = watcher::Config::default()
+        .labels(&orphans(members))
+        .page_size(assign::METADATA_PAGE_SIZE);
     let watches = apis.iter().map(|api| {
         watcher(api.clone(), config.clone())
             .default_backoff()
