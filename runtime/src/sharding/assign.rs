@@ -51,8 +51,9 @@ pub(super) const CONCURRENT_WRITES: usize = 16;
 /// The largest page in which the metadata watches of sharding (the elected replica's, the
 /// members' claims) list. A list brings every object of the kind (at a cold start, every one is
 /// without a member too), and each comes with its managed fields, a kilobyte or more decoded, of
-/// which the watches keep a hundred bytes or nothing: with kube's default page of 500, a relist
-/// of 3,000 objects held a few MiB for a moment, on top of what the member's caches hold then.
+/// which the watches keep a hundred bytes or nothing; kube's default page is 500. (On
+/// kube-apiserver, 3,000 objects and 3 replicas, the elected replica's peak went from 10.4 MiB
+/// above its floor to 10.0 with pages of 100: within the noise of one run.)
 pub(super) const METADATA_PAGE_SIZE: u32 = 100;
 
 /// After how many periodic checks an object without a member is assigned even while claims of
