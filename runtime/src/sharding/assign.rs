@@ -271,13 +271,13 @@ fn periodic_check(parts: &mut [Part], members: &Ring) -> Vec<(Key, Tracked, Move
     for part in parts.iter_mut() {
         part.claims_landed = false;
         for (key, tracked) in &mut part.objects {
-            let Some(decided) = decision(key, tracked, members) else {
+            let Some((key, decided_on, change)) = decision(key, tracked, members) else {
                 continue;
             };
             let waited = tracked.unclaimed_checks;
             let claimed_meanwhile = claims_landed && waited < CHECKS_BEFORE_ASSIGNING;
-            if decided.2 == Move::Drain || (waited > 0 && !claimed_meanwhile) {
-                pending.push(decided);
+            if change == Move::Drain || (waited > 0 && !claimed_meanwhile) {
+                pending.push((key, decided_on, change));
             } else {
                 tracked.unclaimed_checks = waited.saturating_add(1);
             }
