@@ -164,7 +164,12 @@ async fn main() {
     }
     let created = after_kill.as_ref().map_or(0, |after| after.created);
     let deployments_alone = match (&backend, created) {
-        (Backend::Cluster { .. }, 1..) => Some(backend.deployments_alone(created).await),
+        (
+            Backend::Cluster {
+                client, namespace, ..
+            },
+            1..,
+        ) => Some(deployments_alone(client, namespace, created).await),
         _ => None,
     };
     backend.clean_up().await;
@@ -200,11 +205,15 @@ async fn main() {
             after.created_converged.as_secs_f64()
         );
     }
-    if let Some(alone) = deployments_alone {
-        println!(
+    match deployments_alone {
+        Some(Ok(alone)) => println!(
             "Deployments alone:       {created} copies of a manager's Deployment created at once, all Available after {:.2}s (the cluster's Deployment controller and the stand-in kubelet: the floor of the figure above)",
             alone.as_secs_f64()
-        );
+        ),
+        Some(Err(available)) => println!(
+            "Deployments alone:       {created} copies of a manager's Deployment created at once, only {available} Available after {DEPLOYMENTS_ALONE_DEADLINE:?}: is the cluster's controller manager running?"
+        ),
+        None => {}
     }
     print_replicas(&replicas, &shares, &anon, r, floor);
     let managers: Duration = replicas.iter().map(|replica| replica.cpu).sum();
@@ -556,42 +565,6 @@ impl Backend {
         }
     }
 
-    /// On the cluster, with the managers gone: creates `count` copies of one of the Deployments
-    /// the managers made (their own names, labels and selectors; no owner) at once and returns the
-    /// time until all are Available.
-    async fn deployments_alone(&self, count: usize) -> Duration {
-        let Backend::Cluster {
-            client, namespace, ..
-        } = self
-        else {
-            unreachable!("a cluster's Deployment controller");
-        };
-        let api = Api::<Deployment>::namespaced(client.clone(), namespace);
-        let made = api.list(&ListParams::default().limit(1)).await.unwrap();
-        let template = made.items.into_iter().next().expect("a manager's Deployment");
-        let start = Instant::now();
-        for i in 0..count {
-            let name = format!("alone-{i}");
-            let labels = BTreeMap::from([("bench-sharding-alone".to_owned(), name.clone())]);
-            let mut spec = template.spec.clone().unwrap();
-            spec.selector.match_labels = Some(labels.clone());
-            spec.template.metadata.get_or_insert_default().labels = Some(labels);
-            let mut copy = Deployment::default();
-            copy.metadata.name = Some(name);
-            copy.spec = Some(spec);
-            api.create(&PostParams::default(), &copy).await.unwrap();
-        }
-        loop {
-            let list = api.list(&ListParams::default()).await.unwrap();
-            let copies = list.items.iter().filter(|d| d.name_any().starts_with("alone-"));
-            let ready = copies.filter(|d| deployment_available(d)).count();
-            if ready == count {
-                return start.elapsed();
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
-    }
-
     /// Removes what the run made: the fake's files, or the cluster's namespace (the managers
     /// are gone: the Memcacheds' finalizers are removed first) and the CRD if the run installed it.
     async fn clean_up(&self) {
@@ -803,10 +776,61 @@ fn available(object: &Memcached) -> bool {
     })
 }
 
+/// How long [`deployments_alone`] waits for its Deployments: far beyond the minutes it takes a
+/// controller manager at its default 20 requests a second for thousands of them.
+const DEPLOYMENTS_ALONE_DEADLINE: Duration = Duration::from_secs(600);
+
+/// On the cluster, with the managers gone: creates `count` copies of one of the Deployments
+/// the managers made in `namespace` (their own names, labels and selectors; no owner) at once and
+/// returns the time until all are Available, or how many were when the deadline passed.
+async fn deployments_alone(
+    client: &Client,
+    namespace: &str,
+    count: usize,
+) -> Result<Duration, usize> {
+    let api = Api::<Deployment>::namespaced(client.clone(), namespace);
+    let made = api.list(&ListParams::default().limit(1)).await.unwrap();
+    let template = made
+        .items
+        .into_iter()
+        .next()
+        .expect("a manager's Deployment");
+    let start = Instant::now();
+    for i in 0..count {
+        let name = format!("alone-{i}");
+        let labels = BTreeMap::from([("bench-sharding-alone".to_owned(), name.clone())]);
+        let mut spec = template.spec.clone().unwrap();
+        spec.selector.match_labels = Some(labels.clone());
+        spec.template.metadata.get_or_insert_default().labels = Some(labels);
+        let mut copy = Deployment::default();
+        copy.metadata.name = Some(name);
+        copy.spec = Some(spec);
+        api.create(&PostParams::default(), &copy).await.unwrap();
+    }
+    loop {
+        let list = api.list(&ListParams::default()).await.unwrap();
+        let copies = list
+            .items
+            .iter()
+            .filter(|d| d.name_any().starts_with("alone-"));
+        let available = copies.filter(|d| deployment_available(d)).count();
+        if available == count {
+            return Ok(start.elapsed());
+        }
+        if start.elapsed() > DEPLOYMENTS_ALONE_DEADLINE {
+            return Err(available);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 /// Whether all the replicas `deployment` asks for are available.
 fn deployment_available(deployment: &Deployment) -> bool {
     let wanted = deployment.spec.as_ref().and_then(|spec| spec.replicas);
-    let available = deployment.status.as_ref().and_then(|s| s.available_replicas);
+    let available = deployment
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas);
     available.unwrap_or(0) >= wanted.unwrap_or(1)
 }
 
@@ -912,7 +936,13 @@ fn cpu_time(pid: &str) -> Duration {
 /// idle. What a replica's objects cost is its own peak above this floor; the acceptance of
 /// issue 45 compares those.
 async fn idle_floor(manager: &str, backend: &Backend) -> u64 {
-    let mut idle = start_manager(manager, backend, "idle".to_owned(), false, Some("kube-public"));
+    let mut idle = start_manager(
+        manager,
+        backend,
+        "idle".to_owned(),
+        false,
+        Some("kube-public"),
+    );
     let pid = idle.child.id();
     let anon = sample_peak_anon(vec![pid]);
     tokio::time::sleep(Duration::from_secs(5)).await;
