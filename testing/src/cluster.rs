@@ -32,6 +32,7 @@
 //! collected (the fake's stand-ins are [`FakeApiServer::simulate_deployments`]); and each test
 //! on envtest has a namespace of its own, since the tests of a binary share its API server.
 
+#[cfg(feature = "envtest")]
 use std::sync::{Arc, Mutex, PoisonError};
 
 use kube::{Client, Resource};

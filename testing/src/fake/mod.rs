@@ -173,6 +173,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 pub use kinds::Kind;
+#[cfg(feature = "envtest")]
 pub(crate) use rbac::denial_of_request;
 pub use rbac::{Identity, leader_election_rules};
 

@@ -219,6 +219,7 @@ impl Attributes {
 
 /// The denial of a request to `user` that an API server refused, from its method and URL: what
 /// the fake would say of it, for a client of a real API server (envtest's).
+#[cfg(feature = "envtest")]
 pub(crate) fn denial_of_request(
     user: &str,
     method: &http::Method,
@@ -235,6 +236,7 @@ pub(crate) fn denial_of_request(
 /// The RBAC attributes of a request, read from its URL alone: `/api/v1/…` or
 /// `/apis/<group>/<version>/…`, then `namespaces/<namespace>/` for a namespaced resource, the
 /// resource, the object's name and a subresource.
+#[cfg(feature = "envtest")]
 fn request_attributes(method: &http::Method, uri: &http::Uri) -> Attributes {
     let segments: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
     let (group, rest) = match segments.as_slice() {
