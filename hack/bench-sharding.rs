@@ -148,7 +148,7 @@ async fn main() {
         .map(|i| start_replica(manager, &backend, i, r > 1))
         .collect();
     let anon = sample_peak_anon(replicas.iter().map(|replica| replica.child.id()).collect());
-    let after_kill = converge(&backend, &mut replicas, n, kill, &sample).await;
+    let after_kill = converge(&backend, &mut replicas, n, kill, &sample, &anon).await;
     let converged = start.elapsed();
     let backlog_converged = after_kill.as_ref().and_then(|after| after.backlog);
     backend.wait_until_idle(&replicas).await;
@@ -196,7 +196,7 @@ async fn main() {
         println!("the backlog alone:       {backlog:.2?} (before the kill)");
     }
     let n = n + created;
-    if let Some(after) = after_kill {
+    if let Some(after) = &after_kill {
         println!("converged after kill:    {:.2?}", after.all);
         println!(
             "created after the kill:  {} objects, all reconciled by a live member {:.2}s after the kill, all Available {:.2}s after the kill",
@@ -215,7 +215,8 @@ async fn main() {
         ),
         None => {}
     }
-    print_replicas(&replicas, &shares, &anon, r, floor);
+    let anon_before = after_kill.as_ref().map(|after| &after.anon_before);
+    print_replicas(&replicas, &shares, &anon, anon_before, r, floor);
     let managers: Duration = replicas.iter().map(|replica| replica.cpu).sum();
     match &backend {
         Backend::Fake { fake, .. } => {
@@ -249,6 +250,10 @@ struct AfterKill {
     created_converged: Duration,
     /// With `--after-convergence`: how long the backlog took to converge, from the start.
     backlog: Option<Duration>,
+    /// Each replica's peak anonymous memory until the kill (KiB, by pid): with
+    /// `--after-convergence`, what it holds as one of R with its share of the backlog, before
+    /// the survivors take the victim's share over.
+    anon_before: BTreeMap<u32, u64>,
 }
 
 /// The name prefix of the objects created right after a kill.
@@ -257,16 +262,18 @@ const CREATED_AFTER_KILL: &str = "after-kill-";
 /// Runs the managers until every Memcached is Available (and, after a kill, none is left on
 /// the replica killed); with `kill`, kills one replica once a quarter (or all) of the backlog has
 /// converged and then creates `n / 10` copies of `sample`. Returns what it measured after the
-/// kill.
+/// kill, with the replicas' peaks in `anon` until then.
 async fn converge(
     backend: &Backend,
     replicas: &mut [Replica],
     mut n: usize,
     kill: Option<Kill>,
     sample: &Memcached,
+    anon: &std::sync::Mutex<BTreeMap<u32, u64>>,
 ) -> Option<AfterKill> {
     let start = Instant::now();
     let mut backlog = None;
+    let mut anon_before = BTreeMap::new();
     let mut killed: Option<(String, Instant)> = None;
     let created = (n / 10).max(1);
     let (mut created_reconciled, mut created_converged) = (None, None);
@@ -305,6 +312,7 @@ async fn converge(
                 created_reconciled: created_reconciled.unwrap_or_default(),
                 created_converged: created_converged.unwrap_or_default(),
                 backlog,
+                anon_before,
             });
         }
         let kill_at = |kill: &Kill| if kill.after_convergence { n } else { n / 4 };
@@ -321,6 +329,7 @@ async fn converge(
                     leader == (target == Victim::Leader) && shares.contains_key(&member_of(replica))
                 })
                 .expect("a replica to kill that holds objects");
+            anon_before = anon.lock().unwrap().clone();
             victim.read_usage();
             victim.child.kill().unwrap();
             victim.child.wait().unwrap();
@@ -351,6 +360,7 @@ fn print_replicas(
     replicas: &[Replica],
     shares: &BTreeMap<String, usize>,
     anon: &std::sync::Mutex<BTreeMap<u32, u64>>,
+    anon_before: Option<&BTreeMap<u32, u64>>,
     r: usize,
     floor: u64,
 ) {
@@ -381,6 +391,15 @@ fn print_replicas(
             "  {}: peak RSS {peak:.1} MiB (anonymous {anon:.1} MiB at most, {above:.1} above the idle floor; binary {file:.1} MiB), CPU {:.2?}{share}{state}",
             replica.name, replica.cpu
         );
+        let before = anon_before.and_then(|peaks| peaks.get(&replica.child.id()));
+        if let (Some(&before), false) = (before, replica.killed) {
+            println!(
+                "    {} before the kill: anonymous {:.1} MiB at most, {:.1} above the idle floor",
+                replica.name,
+                mib(before),
+                mib(before.saturating_sub(floor))
+            );
+        }
     }
 }
 
