@@ -24,6 +24,10 @@
 //! process ends (the last test done, a panic, Ctrl-C, SIGKILL), the pipe closes, and the
 //! supervisor stops etcd and kube-apiserver and removes the folder. No process or folder is
 //! left behind.
+//!
+//! The ports are chosen free, as controller-runtime chooses them, and another process may take
+//! one before etcd or kube-apiserver binds it: the process then exits, the supervisor says so at
+//! once, and the control plane starts again in a new folder on other ports.
 
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -76,6 +80,10 @@ pub enum EnvtestError {
     /// The API server did not become ready in time, or stopped.
     #[error("envtest: kube-apiserver is not ready: {reason}; its log: {log}")]
     NotReady { reason: String, log: String },
+    /// etcd or kube-apiserver exited without being asked to, e.g. because another process took
+    /// its port (which [`Envtest::start`] survives by starting again on other ports).
+    #[error("envtest: {process} exited; its log: {log}")]
+    Exited { process: String, log: String },
     /// A CRD could not be read or installed.
     #[error("envtest: CRD {what}")]
     Crd {
@@ -157,6 +165,14 @@ impl Envtest {
     /// test process ends, whichever comes first). Blocks until the API server is ready and the
     /// CRDs are established, from any thread, inside an async runtime or not.
     pub fn start(options: Options) -> Result<Envtest, EnvtestError> {
+        Self::start_on(options, Ports::free)
+    }
+
+    /// [`Envtest::start`] on the ports that `ports` gives, asked again for each new start.
+    fn start_on(
+        options: Options,
+        mut ports: impl FnMut() -> Result<Ports, EnvtestError> + Send + 'static,
+    ) -> Result<Envtest, EnvtestError> {
         let assets = Self::assets()?;
         // The asynchronous steps run on a thread and runtime of their own: a test's runtime may
         // be the single-threaded one, which this function would otherwise block.
@@ -165,35 +181,64 @@ impl Envtest {
                 .enable_all()
                 .build()
                 .map_err(|source| io("cannot start a runtime", source))?;
-            runtime.block_on(Self::start_async(&assets, &options))
+            runtime.block_on(Self::start_async(&assets, &options, &mut ports))
         })
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 
-    async fn start_async(assets: &Path, options: &Options) -> Result<Envtest, EnvtestError> {
-        let dir = temp_dir()?;
-        let started = Self::launch(assets, &dir, options).await;
-        if started.is_err() {
-            // The supervisor, if it runs, removes the folder; if it does not, nothing else will.
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-        let envtest = started?;
-        envtest.wait_ready().await?;
+    async fn start_async(
+        assets: &Path,
+        options: &Options,
+        ports: &mut impl FnMut() -> Result<Ports, EnvtestError>,
+    ) -> Result<Envtest, EnvtestError> {
+        let mut attempt = 1;
+        let envtest = loop {
+            match Self::launch_ready(assets, options, ports()?).await {
+                Err(error @ EnvtestError::Exited { .. }) if attempt < LAUNCH_ATTEMPTS => {
+                    eprintln!("{error}\nenvtest: starting again on other ports");
+                    attempt += 1;
+                }
+                started => break started?,
+            }
+        };
         for path in &options.crd_paths {
             envtest.install_crds(path).await?;
         }
         Ok(envtest)
     }
 
-    async fn launch(assets: &Path, dir: &Path, options: &Options) -> Result<Envtest, EnvtestError> {
-        let (etcd_port, etcd_peer_port, port) = (free_port()?, free_port()?, free_port()?);
+    /// Starts etcd and kube-apiserver in a new folder, on `ports`, and waits until the API
+    /// server is ready; when it fails, what it started is stopped and the folder removed.
+    async fn launch_ready(
+        assets: &Path,
+        options: &Options,
+        ports: Ports,
+    ) -> Result<Envtest, EnvtestError> {
+        let dir = temp_dir()?;
+        let started = Self::launch(assets, &dir, options, ports).await;
+        if started.is_err() {
+            // The supervisor, if it runs, removes the folder; if it does not, nothing else will.
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        let envtest = started?;
+        envtest.wait_ready().await?;
+        Ok(envtest)
+    }
+
+    async fn launch(
+        assets: &Path,
+        dir: &Path,
+        options: &Options,
+        ports: Ports,
+    ) -> Result<Envtest, EnvtestError> {
+        let port = ports.api_server;
         files::write_pki(dir)?;
         let kubeconfig = dir.join("kubeconfig");
         let text = files::kubeconfig(dir, port);
         write(&kubeconfig, &text)?;
-        let etcd = etcd_args(assets, dir, etcd_port, etcd_peer_port);
-        let mut api_server = api_server_args(assets, dir, etcd_port, port);
+        let etcd = etcd_args(assets, dir, ports.etcd, ports.etcd_peer);
+        let mut api_server = api_server_args(assets, dir, ports.etcd, port);
         api_server.extend(options.api_server_args.iter().cloned());
         let script = files::supervisor_script(dir, &etcd, &api_server);
         write(&dir.join("supervisor.sh"), &script)?;
@@ -224,14 +269,15 @@ impl Envtest {
         let client = self.client();
         let request = || http::Request::get("/readyz").body(Vec::new());
         loop {
-            let ready = client
-                .request_text(request().expect("a valid request"))
-                .await;
-            if ready.is_ok_and(|text| text == "ok") {
+            // Bounded: whatever holds the port may accept the connection and never answer (a
+            // port another process took), and the processes are to be checked meanwhile.
+            let ready = client.request_text(request().expect("a valid request"));
+            let ready = tokio::time::timeout(Duration::from_secs(2), ready).await;
+            if ready.is_ok_and(|ready| ready.is_ok_and(|text| text == "ok")) {
                 return Ok(());
             }
-            if self.stopped() {
-                return Err(self.not_ready("its processes stopped"));
+            if let Some(down) = self.down() {
+                return Err(down);
             }
             if Instant::now() > deadline {
                 return Err(self.not_ready(&format!("not ready after {timeout:?}")));
@@ -241,13 +287,31 @@ impl Envtest {
     }
 
     fn not_ready(&self, reason: &str) -> EnvtestError {
-        let log = std::fs::read_to_string(self.dir.join("kube-apiserver.log")).unwrap_or_default();
-        let tail: Vec<&str> = log.lines().rev().take(15).collect();
-        let log = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
         EnvtestError::NotReady {
             reason: reason.to_owned(),
-            log,
+            log: self.log_tail("kube-apiserver"),
         }
+    }
+
+    /// The last lines of the log of `process` (`etcd` or `kube-apiserver`).
+    fn log_tail(&self, process: &str) -> String {
+        let log = std::fs::read_to_string(self.dir.join(format!("{process}.log")));
+        let log = log.unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(15).collect();
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Why the control plane is down, if it is: etcd or kube-apiserver exited unasked (the
+    /// supervisor names it in the file `exited`), or the supervisor itself stopped.
+    fn down(&self) -> Option<EnvtestError> {
+        let exited = std::fs::read_to_string(self.dir.join("exited")).unwrap_or_default();
+        if let Some(process) = exited.lines().next() {
+            let log = self.log_tail(process);
+            let process = process.to_owned();
+            return Some(EnvtestError::Exited { process, log });
+        }
+        self.stopped()
+            .then(|| self.not_ready("its processes stopped"))
     }
 
     fn stopped(&self) -> bool {
@@ -321,8 +385,8 @@ impl Envtest {
                 .map_err(|source| io("cannot ask the supervisor to restart", source))?;
         }
         while restarts() == before {
-            if self.stopped() {
-                return Err(self.not_ready("its processes stopped"));
+            if let Some(down) = self.down() {
+                return Err(down);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -381,26 +445,55 @@ fn write(path: &Path, text: &str) -> Result<(), EnvtestError> {
         .map_err(|source| io(&format!("cannot write {}", path.display()), source))
 }
 
-/// A new folder for one control plane: its certificates, etcd's data and the logs.
+/// A new folder for one control plane: its certificates, etcd's data and the logs. Never one
+/// that exists: process ids wrap around (at 32,768 by default on Linux), and a folder of an
+/// earlier control plane may still be there, its supervisor about to remove it.
 fn temp_dir() -> Result<PathBuf, EnvtestError> {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("envtest-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir)
-        .map_err(|source| io("cannot create a temporary folder", source))?;
-    Ok(dir)
+    loop {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("envtest-{}-{n}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(source) => return Err(io("cannot create a temporary folder", source)),
+        }
+    }
 }
 
-/// A port on 127.0.0.1 that nothing listens on now (as controller-runtime finds them: another
-/// process may take it before the server does, rarely enough).
-fn free_port() -> Result<u16, EnvtestError> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .map_err(|source| io("cannot find a free port", source))?;
-    let port = listener
-        .local_addr()
-        .map_err(|source| io("cannot find a free port", source))?
-        .port();
-    Ok(port)
+/// How many times [`Envtest::start`] starts a control plane whose etcd or kube-apiserver exits
+/// before the API server is ready, each time on other ports.
+const LAUNCH_ATTEMPTS: usize = 3;
+
+/// The ports of one control plane on 127.0.0.1.
+#[derive(Clone, Copy, Debug)]
+struct Ports {
+    etcd: u16,
+    etcd_peer: u16,
+    api_server: u16,
+}
+
+impl Ports {
+    /// Three ports that nothing listens on now, as controller-runtime finds them, and distinct:
+    /// all three are held while they are chosen. Another process may still take one before
+    /// etcd or kube-apiserver binds it; [`Envtest::start`] then starts again on others.
+    fn free() -> Result<Ports, EnvtestError> {
+        let error = |source| io("cannot find a free port", source);
+        let listeners = (0..3)
+            .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(error)?;
+        let ports = listeners
+            .iter()
+            .map(|listener| Ok(listener.local_addr()?.port()))
+            .collect::<Result<Vec<u16>, std::io::Error>>()
+            .map_err(error)?;
+        Ok(Ports {
+            etcd: ports[0],
+            etcd_peer: ports[1],
+            api_server: ports[2],
+        })
+    }
 }
 
 fn start_timeout() -> Duration {
@@ -543,8 +636,11 @@ mod files {
     /// dropped its [`super::Envtest`]), then stops them (SIGTERM, SIGKILL after 10 s) and
     /// removes the folder. A line `restart-api-server <seconds>` on its standard input kills
     /// kube-apiserver, waits that long and starts it again, then counts the restart in the
-    /// file `restarts`. A non-interactive shell starts background jobs with SIGINT ignored,
-    /// so a Ctrl-C of `cargo test` reaches the test process, whose end then stops them in order.
+    /// file `restarts`. Each process runs under a subshell of its own that waits for it: when
+    /// it exits unasked (a port taken, a crash), its name goes into the file `exited`, which
+    /// envtest reads, rather than the supervisor going on as if it ran. A non-interactive shell
+    /// starts background jobs with SIGINT ignored, so a Ctrl-C of `cargo test` reaches the test
+    /// process, whose end then stops them in order.
     pub(super) fn supervisor_script(dir: &Path, etcd: &[String], api_server: &[String]) -> String {
         let command = |args: &[String]| {
             args.iter()
@@ -556,24 +652,38 @@ mod files {
         format!(
             "# envtest's supervisor (operator-rs-testing): see testing/src/envtest.rs\n\
              cd {dir} || exit 1\n\
-             {etcd} >etcd.log 2>&1 </dev/null &\n\
-             etcd=$!\n\
-             {api_server} >kube-apiserver.log 2>&1 </dev/null &\n\
-             apiserver=$!\n\
+             # run NAME COMMAND...: COMMAND in the background, its log NAME.log, its pid NAME.pid,\n\
+             # and the pid of the subshell that waits for it in $runner.\n\
+             run() {{\n\
+             \x20 name=$1; shift\n\
+             \x20 ( \"$@\" >>\"$name.log\" 2>&1 </dev/null &\n\
+             \x20   echo $! >\"$name.pid\"; wait $!\n\
+             \x20   [ -e \"$name.stopping\" ] || echo \"$name\" >>exited ) &\n\
+             \x20 runner=$!\n\
+             }}\n\
+             run etcd {etcd}\n\
+             run kube-apiserver {api_server}\n\
+             apiserver=$runner\n\
              echo 0 >restarts\n\
              trap '' INT TERM HUP\n\
              while read -r command seconds; do\n\
              \x20 [ \"$command\" = restart-api-server ] || continue\n\
-             \x20 kill -KILL $apiserver 2>/dev/null; wait $apiserver; sleep \"$seconds\"\n\
-             \x20 {api_server} >>kube-apiserver.log 2>&1 </dev/null &\n\
-             \x20 apiserver=$!\n\
+             \x20 touch kube-apiserver.stopping\n\
+             \x20 kill -KILL \"$(cat kube-apiserver.pid)\" 2>/dev/null; wait $apiserver\n\
+             \x20 rm -f kube-apiserver.stopping; sleep \"$seconds\"\n\
+             \x20 run kube-apiserver {api_server}\n\
+             \x20 apiserver=$runner\n\
              \x20 echo $(($(cat restarts) + 1)) >restarts\n\
              done\n\
-             kill -TERM $apiserver $etcd 2>/dev/null\n\
+             touch etcd.stopping kube-apiserver.stopping\n\
+             pids=$(cat kube-apiserver.pid etcd.pid 2>/dev/null)\n\
+             kill -TERM $pids 2>/dev/null\n\
+             alive() {{ for pid in $pids; do kill -0 $pid 2>/dev/null && return 0; done; return 1; }}\n\
              i=0\n\
-             while kill -0 $apiserver 2>/dev/null || kill -0 $etcd 2>/dev/null; do\n\
-             \x20 i=$((i + 1)); [ $i -eq 100 ] && kill -KILL $apiserver $etcd 2>/dev/null; sleep 0.1\n\
+             while alive; do\n\
+             \x20 i=$((i + 1)); [ $i -eq 100 ] && kill -KILL $pids 2>/dev/null; sleep 0.1\n\
              done\n\
+             wait\n\
              cd / && rm -rf {dir}\n",
             etcd = command(etcd),
             api_server = command(api_server),
@@ -794,6 +904,50 @@ mod tests {
         assert!(api.get_opt("settings").await.unwrap().is_some());
         envtest.restart_api_server(Duration::ZERO).await.unwrap();
         assert!(api.get_opt("settings").await.unwrap().is_some());
+    }
+
+    #[test]
+    #[ignore = "needs envtest's binaries: KUBEBUILDER_ASSETS (see docs/e2e.md)"]
+    fn a_port_taken_before_the_server_binds_it_makes_envtest_start_again_on_others() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let holder = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let taken = holder.local_addr().unwrap().port();
+        // Alone, a start on the taken port fails as soon as kube-apiserver exits, with its log,
+        // not at the start timeout.
+        let started = Instant::now();
+        let on_taken = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let mut ports = Ports::free().unwrap();
+            ports.api_server = taken;
+            let assets = Envtest::assets().unwrap();
+            runtime.block_on(Envtest::launch_ready(&assets, &Options::default(), ports))
+        });
+        match on_taken.join().unwrap() {
+            Err(EnvtestError::Exited { process, log }) => {
+                assert_eq!(process, "kube-apiserver");
+                assert!(log.contains("address already in use"), "{log}");
+            }
+            other => panic!("expected kube-apiserver to exit, got {other:?}"),
+        }
+        assert!(started.elapsed() < DEFAULT_START_TIMEOUT / 3);
+        // Through start, the first ports asked for include the taken one; the second do not.
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&asked);
+        let envtest = Envtest::start_on(Options::default(), move || {
+            let mut ports = Ports::free()?;
+            if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+                ports.api_server = taken;
+            }
+            Ok(ports)
+        })
+        .unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
+        assert_ne!(envtest.port(), taken);
+        drop(holder);
     }
 
     #[test]
