@@ -339,6 +339,15 @@ async fn converge(
                 victim.name
             );
             killed = Some((member_of(victim), Instant::now()));
+            if std::env::var_os("BENCH_MANAGER_LOG_LEVEL").is_some() {
+                // Beside the managers' logs, in their clock (UTC).
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+                eprintln!(
+                    "bench: killed {} at UNIX time {:.3}",
+                    victim.name,
+                    now.unwrap().as_secs_f64()
+                );
+            }
             let new = (0..created).map(|i| {
                 let mut object = sample.clone();
                 object.metadata.name = Some(format!("{CREATED_AFTER_KILL}{i}"));
@@ -715,7 +724,7 @@ fn start_manager(
         format!("--metrics-bind-address=127.0.0.1:{metrics}"),
         "--metrics-secure=false".to_owned(),
         "--max-concurrent-reconciles=2".to_owned(),
-        "--log-level=warn".to_owned(),
+        format!("--log-level={}", manager_log_level()),
     ];
     let namespace = match backend {
         Backend::Fake { .. } => "default",
@@ -753,6 +762,14 @@ fn start_manager(
         cpu: Duration::ZERO,
         killed: false,
     }
+}
+
+/// The managers' `--log-level`: `warn`, or `BENCH_MANAGER_LOG_LEVEL` (their logs go to this
+/// process's stderr), e.g. `warn,operator_rs_runtime::sharding=debug,operator_rs_runtime::manager::leader=info`
+/// for the timeline of a hand-over: every label write of the ring, the ring's changes, the
+/// elections.
+fn manager_log_level() -> String {
+    std::env::var("BENCH_MANAGER_LOG_LEVEL").unwrap_or_else(|_| "warn".to_owned())
 }
 
 /// The member name of `replica`: its HOSTNAME, `-`, and its identity's random suffix; found by
