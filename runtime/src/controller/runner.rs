@@ -466,11 +466,13 @@ where
         context.shard = (shared.sharding.as_ref()).map(|sharding| sharding.member().to_owned());
         // With `--sharding`: this member's objects only, a drain label reconciles (to hand the
         // object over), and the elected replica assigns the objects of `K` to the members.
+        let queue = shared.metrics.work_queue(name);
         let (watcher_config, reconcile_on) = match &shared.sharding {
             // Never set without the `sharding` feature (the manager refuses `--sharding`).
             #[cfg(feature = "sharding")]
             Some(sharding) => {
-                sharded::setup::<K>(sharding, name, shared, watcher_config, reconcile_on)
+                let config = (watcher_config, reconcile_on);
+                sharded::setup::<K>(sharding, name, shared, queue.clone(), config)
             }
             _ => (watcher_config, reconcile_on),
         };
@@ -479,7 +481,7 @@ where
             reconcile,
             sharded: shared.sharding.is_some(),
             metrics: shared.metrics.controller(name, workers),
-            queue: shared.metrics.work_queue(name),
+            queue,
             backoff: Backoff::default(),
             recovery: Recovery::default(),
         };

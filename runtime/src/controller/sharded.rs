@@ -11,20 +11,22 @@ use crate::cache::Cacheable;
 use crate::sharding;
 
 /// The watcher configuration and the trigger of the controller `name` of `K` with `sharding`,
-/// from the ones it would have without; registers what the elected replica assigns. With the
-/// `sharding` feature only: without it the manager never runs sharded.
+/// from the ones it would have without; registers what the elected replica assigns, and the
+/// claims, which take over a departed member's objects at the pace of the controller's `queue`.
+/// With the `sharding` feature only: without it the manager never runs sharded.
 #[cfg(feature = "sharding")]
 pub(super) fn setup<K>(
     sharding: &sharding::Sharding,
     name: &'static str,
     shared: &crate::manager::Shared,
-    watcher_config: kube::runtime::watcher::Config,
-    reconcile_on: super::watches::Change<K>,
+    queue: crate::metrics::workqueue::WorkQueueMetrics,
+    config: (kube::runtime::watcher::Config, super::watches::Change<K>),
 ) -> (kube::runtime::watcher::Config, super::watches::Change<K>)
 where
     K: Cacheable,
     K::Scope: Scope,
 {
+    let (watcher_config, reconcile_on) = config;
     let namespaces = &shared.watch_namespaces;
     let apis =
         <K::Scope as Scope>::apis::<kube::core::PartialObjectMeta<K>>(namespaces, &shared.client);
@@ -34,7 +36,13 @@ where
     let (claim_apis, claim_api_in) = (apis.clone(), std::sync::Arc::clone(&api_in));
     sharding.register(sharding::Assigner {
         claim: Box::new(move |claim| {
-            Box::pin(sharding::claim::run(name, claim_apis, claim_api_in, claim))
+            Box::pin(sharding::claim::run(
+                name,
+                claim_apis,
+                claim_api_in,
+                claim,
+                queue,
+            ))
         }),
         assign: Box::new(move |assignment| {
             Box::pin(sharding::assign::run(name, apis, api_in, assignment))

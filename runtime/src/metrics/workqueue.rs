@@ -134,6 +134,8 @@ impl Families {
 struct State {
     queued: HashMap<u64, Instant>,
     processing: HashMap<u64, Instant>,
+    /// How many reconciliations have ended since the queue was made.
+    finished: u64,
 }
 
 /// The workqueue metrics of one controller, from
@@ -190,7 +192,11 @@ impl WorkQueueMetrics {
     /// Its reconciliation ended (`requeued`: it comes back after a delay, as `reconcile` asked or
     /// after an error): the time it took goes to `workqueue_work_duration_seconds`.
     pub fn finished(&self, key: u64, requeued: bool) {
-        let started = self.lock().processing.remove(&key);
+        let started = {
+            let mut state = self.lock();
+            state.finished += 1;
+            state.processing.remove(&key)
+        };
         if let Some(started) = started {
             let work_duration = self.families.work_duration.get_or_create(&self.labels);
             work_duration.observe(started.elapsed().as_secs_f64());
@@ -198,6 +204,15 @@ impl WorkQueueMetrics {
         if requeued {
             self.families.retries.get_or_create(&self.labels).inc();
         }
+    }
+
+    /// How many objects are due and wait for a worker (`workqueue_depth`), and how many
+    /// reconciliations have ended since the queue was made: what a sharded member's take-over
+    /// of a departed member's objects is paced by.
+    #[cfg(feature = "sharding")]
+    pub(crate) fn depth_and_finished(&self) -> (usize, u64) {
+        let state = self.lock();
+        (state.queued.len(), state.finished)
     }
 
     /// It will not be reconciled: it was deleted before its turn came.

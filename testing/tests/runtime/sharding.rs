@@ -10,7 +10,7 @@
 //! which each member caches for its share only.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -82,6 +82,10 @@ struct Ledger {
     last: Mutex<HashMap<String, String>>,
     /// The objects whose reconcile takes long: a hand-over must wait for it.
     slow: Mutex<HashSet<String>>,
+    /// How long every other reconcile takes, in milliseconds (0: 2 ms).
+    pace_ms: AtomicU64,
+    /// Each finished reconcile in order: the object, and the member.
+    finished: Mutex<Vec<(String, String)>>,
     reconciles: AtomicUsize,
 }
 
@@ -116,7 +120,8 @@ async fn reconcile(
         ledger.violations.lock().unwrap().push(violation);
     }
     let slow = ledger.slow.lock().unwrap().contains(&name);
-    let delay = if slow { 1500 } else { 2 };
+    let pace = ledger.pace_ms.load(Ordering::Relaxed);
+    let delay = if slow { 1500 } else { pace.max(2) };
     tokio::time::sleep(Duration::from_millis(delay)).await;
     let secret = Secret {
         metadata: ObjectMeta {
@@ -133,7 +138,12 @@ async fn reconcile(
             in_flight.remove(&name);
         }
     }
-    ledger.last.lock().unwrap().insert(name, member.clone());
+    ledger
+        .last
+        .lock()
+        .unwrap()
+        .insert(name.clone(), member.clone());
+    ledger.finished.lock().unwrap().push((name, member.clone()));
     applied?;
     Ok(Action::await_change())
 }
@@ -704,6 +714,73 @@ async fn objects_created_after_the_leader_crashed_reach_their_member_without_a_n
     assert_eq!(ledger.violations(), Vec::<String>::new());
     b.stop().await;
     c.stop().await;
+}
+
+/// A crashed member's share waits behind the objects created since: the survivors claim its
+/// objects at the pace they reconcile, so that the new ones, claimed first, are not lost in a
+/// queue of hundreds (kube's controller takes the objects due in no order once its workers are
+/// busy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_members_share_waits_behind_the_objects_created_since() {
+    let scene = Scene::new(400);
+    let Scene {
+        fake,
+        ledger,
+        names,
+    } = &scene;
+    let a = scene.start("a");
+    operator_rs_testing::wait_until("a leads", Duration::from_secs(10), || a.leads()).await;
+    let b = scene.start("b");
+    let c = scene.start("c");
+    scene
+        .converge(&["a", "b", "c"], Duration::from_secs(30))
+        .await;
+
+    // Reconciles slow enough that the survivors' queues fill up when c's share comes.
+    ledger.pace_ms.store(40, Ordering::Relaxed);
+    let done_before = ledger.finished.lock().unwrap().len();
+    c.crash(ledger).await;
+    let created: Vec<String> = (0..40).map(|i| format!("new-{i}")).collect();
+    for name in &created {
+        fake.put(&config_map(name));
+    }
+    let three = Ring::new(["a", "b", "c"]);
+    let of_c = |name: &&String| three.member_for(&format!("{NAMESPACE}/{name}")) == Some("c");
+    let old: HashSet<&String> = names.iter().filter(of_c).collect();
+    let new: HashSet<&String> = created.iter().filter(of_c).collect();
+    assert!(
+        old.len() > 50 && !new.is_empty(),
+        "{} old, {} new",
+        old.len(),
+        new.len()
+    );
+    let all: Vec<String> = names.iter().chain(&created).cloned().collect();
+    let timeout = FAST.take_over() + Duration::from_secs(10);
+    wait_converged(fake, ledger, &["a", "b"], &all, timeout).await;
+
+    // The order in which the survivors first finished a reconcile of c's objects.
+    let finished = ledger.finished.lock().unwrap()[done_before..].to_vec();
+    let mut first = Vec::new();
+    for (name, member) in &finished {
+        let of_c = old.contains(name) || new.contains(name);
+        if member != "c" && of_c && !first.contains(name) {
+            first.push(name.clone());
+        }
+    }
+    let last_new = first.iter().rposition(|name| new.contains(name)).unwrap();
+    let old_before = first[..last_new]
+        .iter()
+        .filter(|name| old.contains(name))
+        .count();
+    assert!(
+        old_before * 4 <= old.len(),
+        "{old_before} of c's {} old objects were taken over before the last of its {} new ones",
+        old.len(),
+        new.len()
+    );
+    assert_eq!(ledger.violations(), Vec::<String>::new());
+    a.stop().await;
+    b.stop().await;
 }
 
 /// An object whose reconcile is in flight when it is to move stays with its member until that
