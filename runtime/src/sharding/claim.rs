@@ -28,14 +28,14 @@
 //! kube-apiserver lists by name, which would put them anywhere in the queue of a take-over.
 //!
 //! A departed member's objects are claimed at the pace this member reconciles, newest first
-//! ([`Pace`]), while objects that never had a member are claimed at once. Kube's controller takes the
-//! objects due from an unordered set once its workers are busy: a whole share claimed at once
-//! put the few new objects anywhere among the hundreds of old ones, and the last of them waited
-//! for nearly all (on kube-apiserver, 3,000 objects, 3 replicas: the objects created after the
-//! elected replica's kill were reconciled 37.6 s after it, 22 s after its Lease expired, while
-//! the two survivors worked through 1,100 taken-over objects). The old objects' workloads run
-//! on meanwhile; the elected replica assigns what is still unclaimed after its checks
-//! ([`super::assign`]), as for any member that does not claim.
+//! ([`Pace`], [`newest_first`]), while objects that never had a member are claimed at once.
+//! Kube's controller takes the objects due from a hash set once its workers are busy: a whole
+//! share claimed at once put the few new objects anywhere among the hundreds of old ones, and
+//! the last of them waited for nearly all (on kube-apiserver, 3,000 objects, 3 replicas: the
+//! objects created after the elected replica's kill were reconciled 37.6 s after it, 22 s after
+//! its Lease expired, while the two survivors worked through 1,100 taken-over objects; 23.2 s
+//! paced). The old objects' workloads run on meanwhile; the elected replica assigns what is
+//! still unclaimed after its checks ([`super::assign`]), as for any member that does not claim.
 //!
 //! The list after a member left comes from the API server's watch cache (`resourceVersion=0`),
 //! not from etcd: a quorum list reads every object of the kind from etcd, page by page, to
