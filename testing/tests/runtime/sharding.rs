@@ -718,8 +718,8 @@ async fn objects_created_after_the_leader_crashed_reach_their_member_without_a_n
 
 /// A crashed member's share waits behind the objects created since: the survivors claim its
 /// objects at the pace they reconcile, so that the new ones, claimed first, are not lost in a
-/// queue of hundreds (kube's controller takes the objects due in no order once its workers are
-/// busy).
+/// queue of hundreds (kube's controller takes the objects due in its hash set's order, not in
+/// the order they came, once its workers are busy).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_members_share_waits_behind_the_objects_created_since() {
     let scene = Scene::new(400);
