@@ -143,13 +143,9 @@ fn set_members(workspace: &mut Table, vendored: bool) -> bool {
     true
 }
 
-/// The dependency entry naming `version` (and `path`, when vendored), keeping the other keys of
-/// `current`; `None` when `current` already says exactly that.
+/// The dependency entry naming `version` (and `path`, when vendored), first, then the other keys
+/// of `current` (`default-features`, `features`); `None` when `current` already says exactly that.
 fn entry(current: Option<&Value>, version: &str, path: Option<&str>) -> Option<Value> {
-    let mut table = match current {
-        Some(Value::InlineTable(table)) => table.clone(),
-        _ => InlineTable::new(),
-    };
     let says = |table: &InlineTable| {
         table.get("version").and_then(Value::as_str) == Some(version)
             && table.get("path").and_then(Value::as_str) == path
@@ -161,13 +157,17 @@ fn entry(current: Option<&Value>, version: &str, path: Option<&str>) -> Option<V
         Some(Value::InlineTable(table)) if says(table) => return None,
         _ => {}
     }
+    let mut table = InlineTable::new();
     table.insert("version", version.into());
-    match path {
-        Some(path) => {
-            table.insert("path", path.into());
-        }
-        None => {
-            table.remove("path");
+    if let Some(path) = path {
+        table.insert("path", path.into());
+    }
+    if let Some(Value::InlineTable(current)) = current {
+        let others = current
+            .iter()
+            .filter(|(key, _)| !["version", "path"].contains(key));
+        for (key, value) in others {
+            table.insert(key, value.clone());
         }
     }
     // A version alone is written as cargo's documentation writes it: `name = "0.2.0"`.
@@ -217,7 +217,7 @@ mod tests {
             workspace_dependencies(TEMPLATE),
             [
                 format!(
-                    r#"operator-rs-runtime = {{ version = "{}", path = "operator-rs-runtime" }}"#,
+                    r#"operator-rs-runtime = {{ version = "{}", path = "operator-rs-runtime", default-features = false }}"#,
                     *VERSION
                 ),
                 format!(
@@ -234,7 +234,10 @@ mod tests {
         assert_eq!(
             workspace_dependencies(&text),
             [
-                format!(r#"operator-rs-runtime = "{}""#, *VERSION),
+                format!(
+                    r#"operator-rs-runtime = {{ version = "{}", default-features = false }}"#,
+                    *VERSION
+                ),
                 format!(r#"operator-rs-testing = "{}""#, *VERSION),
             ]
         );

@@ -112,8 +112,9 @@ fn runtime_gives_what_init_runtime_gives_and_back() {
     let manifest = String::from_utf8(crates_io_tree["Cargo.toml"].clone()).unwrap();
     let version = operator_rs::runtime_source::VERSION.as_str();
     assert!(
-        manifest.contains(&format!("\noperator-rs-runtime = \"{version}\"\n"))
-            && manifest.contains(&format!("\noperator-rs-testing = \"{version}\"\n"))
+        manifest.contains(&format!(
+            "\noperator-rs-runtime = {{ version = \"{version}\", default-features = false }}\n"
+        )) && manifest.contains(&format!("\noperator-rs-testing = \"{version}\"\n"))
             && !manifest.contains("members ="),
         "{manifest}"
     );

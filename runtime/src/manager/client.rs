@@ -30,10 +30,29 @@ use crate::metrics::Metrics;
 /// `qps` requests per second if `qps` is not 0 (see [`rate_limit`]), and counting its requests in
 /// `metrics`.
 pub async fn build(qps: f64, burst: u32, metrics: &Metrics) -> anyhow::Result<Client> {
-    let config = Config::infer()
+    from_config(config().await?, qps, burst, metrics)
+}
+
+/// The configuration of the kubeconfig (KUBECONFIG, else `~/.kube/config`), else of the pod's
+/// service account, as kube and client-go infer it.
+#[cfg(feature = "kubeconfig")]
+async fn config() -> anyhow::Result<Config> {
+    Config::infer()
         .await
-        .context("cannot create a Kubernetes client from the kubeconfig or in-cluster config")?;
-    from_config(config, qps, burst, metrics)
+        .context("cannot create a Kubernetes client from the kubeconfig or in-cluster config")
+}
+
+/// The configuration of the pod's service account only: without the `kubeconfig` feature (the
+/// image's build) no kubeconfig reader is linked, so that kube's YAML parser stays out of the
+/// manager (0.44 MB).
+#[cfg(not(feature = "kubeconfig"))]
+async fn config() -> anyhow::Result<Config> {
+    Config::incluster().context(
+        "cannot create a Kubernetes client from the pod's service account; this manager is built \
+         without operator-rs-runtime's `kubeconfig` feature (as the Dockerfile builds it, \
+         `--no-default-features`), so it reads no kubeconfig and runs only in a cluster: \
+         build it with the default features (`make run`, `cargo run`) to run it outside",
+    )
 }
 
 /// [`build`], from a configuration at hand.

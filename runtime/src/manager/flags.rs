@@ -11,7 +11,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use clap::{ArgAction, CommandFactory as _, FromArgMatches as _, Parser, ValueEnum};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
 
 /// The manager's flags, named and parsed like those of a kubebuilder manager.
 ///
@@ -469,7 +469,8 @@ fn parse_go_duration(input: &str) -> Result<Duration, String> {
 /// Checks a `--log-level` value is a valid `tracing` filter, so mistakes fail at startup with a
 /// usage message instead of silently logging nothing.
 fn parse_log_filter(input: &str) -> Result<String, String> {
-    EnvFilter::try_new(input)
+    input
+        .parse::<Targets>()
         .map(|_| input.to_owned())
         .map_err(|error| format!("invalid log filter: {error}"))
 }
