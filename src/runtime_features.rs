@@ -1,7 +1,7 @@
 //! The features of operator-rs-runtime a project turns on: what its manager links beyond what
 //! every manager needs (runtime/Cargo.toml's `[features]`). They follow the project as PROJECT
-//! records it: `webhooks` once a kind has a webhook (the self-signed certificates and `make run`'s
-//! `--webhook-url`), `migration` once one has a conversion (its hub's storage migration),
+//! records it: `webhooks` once a kind has a webhook (the webhook server, its self-signed
+//! certificates and `make run`'s `--webhook-url`), `migration` once one has a conversion (its hub's storage migration),
 //! `sharding` with `--sharding`.
 //!
 //! The choice is the `features` of the `operator-rs-runtime` entry of the project's

@@ -285,10 +285,12 @@ pub fn conditions_to_apply(
 /// out now (the apply would remove them): apply at least once after changing what `desired`
 /// holds, e.g. when the image or the labels of a new version of the controller differ.
 pub fn is_applied(current: &impl serde::Serialize, desired: &impl serde::Serialize) -> bool {
-    match (serde_json::to_value(current), serde_json::to_value(desired)) {
-        (Ok(current), Ok(desired)) => contains(&current, &desired),
-        _ => false,
-    }
+    serde_json::to_value(desired).is_ok_and(|desired| holds(current, &desired))
+}
+
+/// [`is_applied`], with `desired` already as JSON.
+fn holds(current: &impl serde::Serialize, desired: &serde_json::Value) -> bool {
+    serde_json::to_value(current).is_ok_and(|current| contains(&current, desired))
 }
 
 /// Whether `current` holds all of `desired`, as [`is_applied`] compares.

@@ -13,7 +13,7 @@ use kube::api::{Patch, PatchParams};
 use serde::Serialize;
 
 use super::context::{Context, Scope};
-use super::is_applied;
+use super::holds;
 use crate::cache::Cacheable;
 
 /// The controller owner reference to `owner` that Kubernetes expects on what a controller makes:
@@ -57,8 +57,8 @@ impl<K> Applied<K> {
 impl<S> Context<S> {
     /// Makes `object` exist as this controller wants it, owned by `owner`: reads it (from the
     /// controller's cache of its kind), and server-side applies it as this controller unless it
-    /// already has every field `object` holds ([`is_applied`]: no request, no new version, no
-    /// watch event).
+    /// already has every field `object` holds ([`is_applied`](super::is_applied): no request, no
+    /// new version, no watch event).
     ///
     /// `object` gets the controller owner reference of [`owner_reference`] (in place of any it
     /// had) and, when it names no namespace and its kind is namespaced, the owner's namespace.
@@ -114,11 +114,15 @@ impl<S> Context<S> {
             // wait for pods that are already running).
             before = api.get_opt(&name).await?;
         }
+        // The object as JSON once, compared with what is there and sent as the apply's body: the
+        // manager then links one serializer of the kind (into JSON values) instead of two (the
+        // second writing bytes: about 0.1 MB of code for a Deployment).
+        let desired = serde_json::to_value(&object).map_err(kube::Error::SerdeError)?;
         let after = match &before {
-            Some(current) if is_applied(current, &object) => current.clone(),
+            Some(current) if holds(current, &desired) => current.clone(),
             _ => {
                 let params = PatchParams::apply(self.name).force();
-                let applied = api.patch(&name, &params, &Patch::Apply(&object)).await?;
+                let applied = api.patch(&name, &params, &Patch::Apply(&desired)).await?;
                 self.wrote(&applied);
                 applied
             }

@@ -19,9 +19,17 @@ struct Gated {
 pub struct Registered {
     /// It gave storage migrations to run (`Manager::storage_migrations`).
     pub storage_migrations: bool,
+    /// It gave webhooks to serve (`Manager::webhooks`), and `ENABLE_WEBHOOKS` is not `false`.
+    pub webhooks: bool,
 }
 
 const GATED: &[Gated] = &[
+    Gated {
+        asked_by: "the webhooks of Manager::webhooks (or ENABLE_WEBHOOKS=false)",
+        feature: "webhooks",
+        built: cfg!(feature = "webhooks"),
+        asked: |_, registered| registered.webhooks,
+    },
     Gated {
         asked_by: "--webhook-certs=self-signed",
         feature: "webhooks",
@@ -81,6 +89,7 @@ mod tests {
 
     const NOTHING: Registered = Registered {
         storage_migrations: false,
+        webhooks: false,
     };
 
     /// Each gated flag is refused exactly when its feature is off, naming the feature.
@@ -133,11 +142,26 @@ mod tests {
         assert!(check(&flags(&[]), &NOTHING).is_ok());
         let some = Registered {
             storage_migrations: true,
+            ..NOTHING
         };
         assert_eq!(
             check(&flags(&[]), &some).is_ok(),
             cfg!(feature = "migration")
         );
         assert!(check(&flags(&["--migrate-storage-versions=false"]), &some).is_ok());
+    }
+
+    /// Webhooks to serve need the `webhooks` feature (the webhook server); none need nothing.
+    #[test]
+    fn webhooks_to_serve_need_the_webhooks_feature() {
+        let some = Registered {
+            webhooks: true,
+            ..NOTHING
+        };
+        let checked = check(&flags(&[]), &some);
+        assert_eq!(checked.is_ok(), cfg!(feature = "webhooks"));
+        if let Err(error) = checked {
+            assert!(error.to_string().contains("`webhooks` feature"), "{error}");
+        }
     }
 }

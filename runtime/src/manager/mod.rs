@@ -168,6 +168,7 @@ impl Manager {
         let migrations = std::mem::take(&mut self.storage_migrations);
         let registered = features::Registered {
             storage_migrations: !migrations.is_empty(),
+            webhooks: crate::webhook::will_serve(&self.webhooks),
         };
         features::check(&self.flags, &registered)?;
         #[cfg(feature = "migration")]

@@ -3,31 +3,41 @@
 //! (`--webhook-certs=self-signed`: the certificate manager runs beside the server), or a
 //! certificate for `--webhook-url` under `make run` ([`super::local_webhooks`]).
 
+#[cfg(feature = "webhooks")]
 use anyhow::Context as _;
+#[cfg(feature = "webhooks")]
 use futures::FutureExt as _;
 
+use super::Shared;
 use super::flags::Flags;
+use super::runnables::Task;
 #[cfg(feature = "webhooks")]
-use super::flags::WebhookCerts;
-use super::runnables::{Group, Task};
-use super::{Shared, settings};
+use super::{flags::WebhookCerts, runnables::Group, settings};
 use crate::webhook::Webhook;
 
 /// The runnables that serve `webhooks` as the flags say: none without webhooks to serve (or with
+/// `ENABLE_WEBHOOKS=false`). A manager built without the `webhooks` feature has no webhook
+/// server: it serves none (and refuses to start with webhooks to serve, see `super::features`),
+/// so that a project without webhooks links none of the server's code.
+#[cfg(not(feature = "webhooks"))]
+#[allow(clippy::unused_async)] // The same signature with and without the feature.
+pub async fn tasks(_: &Flags, _: &Shared, _: Vec<Webhook>) -> anyhow::Result<Vec<Task>> {
+    Ok(Vec::new())
+}
+
+/// The runnables that serve `webhooks` as the flags say: none without webhooks to serve (or with
 /// `ENABLE_WEBHOOKS=false`).
+#[cfg(feature = "webhooks")]
 pub async fn tasks(
     flags: &Flags,
     shared: &Shared,
     webhooks: Vec<Webhook>,
 ) -> anyhow::Result<Vec<Task>> {
     match (&flags.webhook_url, flags.webhook_certs) {
-        // Refused at startup without the `webhooks` feature (super::features).
-        #[cfg(feature = "webhooks")]
         (Some(url), _) => {
             let (client, metrics, shutdown) = (&shared.client, &shared.metrics, &shared.shutdown);
             super::local_webhooks::start(url, flags, client, webhooks, metrics, shutdown).await
         }
-        #[cfg(feature = "webhooks")]
         (None, WebhookCerts::SelfSigned) => self_signed(flags, shared, webhooks).await,
         _ => {
             let config = settings::webhook_config(flags);
@@ -81,6 +91,7 @@ async fn self_signed(
 }
 
 /// The webhook server's runnable.
+#[cfg(feature = "webhooks")]
 fn server_task(
     server: impl Future<Output = Result<(), crate::webhook::ServerError>> + Send + 'static,
 ) -> Task {
