@@ -174,17 +174,9 @@ impl Envtest {
         mut ports: impl FnMut() -> Result<Ports, EnvtestError> + Send + 'static,
     ) -> Result<Envtest, EnvtestError> {
         let assets = Self::assets()?;
-        // The asynchronous steps run on a thread and runtime of their own: a test's runtime may
-        // be the single-threaded one, which this function would otherwise block.
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|source| io("cannot start a runtime", source))?;
-            runtime.block_on(Self::start_async(&assets, &options, &mut ports))
-        })
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        on_own_runtime(
+            move || async move { Self::start_async(&assets, &options, &mut ports).await },
+        )
     }
 
     async fn start_async(
@@ -433,6 +425,23 @@ impl Drop for Envtest {
     }
 }
 
+/// Runs `work` to completion on a thread and current-thread runtime of their own: the caller's
+/// runtime may be a test's single-threaded one, which blocking on `work` there would stall.
+fn on_own_runtime<T, F>(work: impl FnOnce() -> F + Send + 'static) -> Result<T, EnvtestError>
+where
+    T: Send + 'static,
+    F: Future<Output = Result<T, EnvtestError>>,
+{
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|source| io("cannot start a runtime", source))?;
+        runtime.block_on(work())
+    })
+    .join()
+    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
 fn io(what: &str, source: std::io::Error) -> EnvtestError {
     EnvtestError::Io {
         what: what.to_owned(),
@@ -916,17 +925,13 @@ mod tests {
         // Alone, a start on the taken port fails as soon as kube-apiserver exits, with its log,
         // not at the start timeout.
         let started = Instant::now();
-        let on_taken = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            let mut ports = Ports::free().unwrap();
+        let on_taken = on_own_runtime(move || async move {
+            let mut ports = Ports::free()?;
             ports.api_server = taken;
-            let assets = Envtest::assets().unwrap();
-            runtime.block_on(Envtest::launch_ready(&assets, &Options::default(), ports))
+            let assets = Envtest::assets()?;
+            Envtest::launch_ready(&assets, &Options::default(), ports).await
         });
-        match on_taken.join().unwrap() {
+        match on_taken {
             Err(EnvtestError::Exited { process, log }) => {
                 assert_eq!(process, "kube-apiserver");
                 assert!(log.contains("address already in use"), "{log}");

@@ -420,6 +420,17 @@ impl Scene {
     async fn converge(&self, members: &[&str], timeout: Duration) -> Duration {
         wait_converged(&self.fake, &self.ledger, members, &self.names, timeout).await
     }
+
+    /// Replicas `a`, `b` and `c` once every object follows their ring (within `timeout`); `a`
+    /// started first, alone, so it leads.
+    async fn three_converged(&self, timeout: Duration) -> (Replica, Replica, Replica) {
+        let a = self.start("a");
+        operator_rs_testing::wait_until("a leads", Duration::from_secs(10), || a.leads()).await;
+        let b = self.start("b");
+        let c = self.start("c");
+        self.converge(&["a", "b", "c"], timeout).await;
+        (a, b, c)
+    }
 }
 
 /// The shard label of every object, by name.
@@ -645,20 +656,7 @@ async fn a_member_that_leaves_hands_over_its_objects_only() {
 async fn a_crashed_member_is_taken_over_within_its_lease_duration_and_5_s() {
     let scene = Scene::new(200);
     let Scene { ledger, .. } = &scene;
-    let a = scene.start("a");
-    // `a` leads: it started first, alone.
-    operator_rs_testing::wait_until("a leads", Duration::from_secs(10), || {
-        a.metrics
-            .encode()
-            .unwrap()
-            .contains("operator_rs_shard_members{")
-    })
-    .await;
-    let b = scene.start("b");
-    let c = scene.start("c");
-    scene
-        .converge(&["a", "b", "c"], Duration::from_secs(20))
-        .await;
+    let (a, b, c) = scene.three_converged(Duration::from_secs(20)).await;
 
     a.crash(ledger).await;
     let taken_over = scene.converge(&["b", "c"], Duration::from_secs(20)).await;
@@ -728,13 +726,7 @@ async fn a_crashed_members_share_waits_behind_the_objects_created_since() {
         ledger,
         names,
     } = &scene;
-    let a = scene.start("a");
-    operator_rs_testing::wait_until("a leads", Duration::from_secs(10), || a.leads()).await;
-    let b = scene.start("b");
-    let c = scene.start("c");
-    scene
-        .converge(&["a", "b", "c"], Duration::from_secs(30))
-        .await;
+    let (a, b, c) = scene.three_converged(Duration::from_secs(30)).await;
 
     // Reconciles slow enough that the survivors' queues fill up when c's share comes.
     ledger.pace_ms.store(40, Ordering::Relaxed);
