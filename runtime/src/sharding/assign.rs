@@ -140,12 +140,19 @@ impl Names {
 ///   reconciling): assign it to its member by the ring.
 /// - Its member by the ring already: nothing, even while a drain is pending (the member
 ///   acknowledges it, and the object comes back to it).
-/// - Another member whose Lease is valid: drain it, then nothing until the member acknowledges.
-/// - An empty ring: nothing; the objects keep their labels until a member joins.
+/// - Another member whose Lease is valid: drain it, then nothing until the member acknowledges;
+///   nothing at all while that member is silent ([`Ring::silence`]): it could not acknowledge,
+///   and it keeps what it has until it renews its Lease again or the Lease expires.
+/// - An empty ring (or every member silent): nothing; the objects keep their labels until a
+///   member joins.
+///
+/// A silent member gets no object, so one without a member goes to whom the ring would give it
+/// if the silent member left.
 pub(crate) fn decide(key: &str, tracked: &Tracked, ring: &Ring) -> Option<Move> {
     let desired = ring.member_for(key)?;
     match tracked.shard.as_deref() {
         Some(current) if current == desired => None,
+        Some(current) if ring.is_silent(current) => None,
         Some(current) if ring.contains(current) => (!tracked.draining).then_some(Move::Drain),
         current => Some(Move::Assign {
             to: desired.to_owned(),
@@ -627,6 +634,28 @@ mod tests {
         );
         // Until the member acknowledges: no second drain, and no assignment.
         assert_eq!(decide(&key, &tracked(Some("a"), true), &ring), None);
+    }
+
+    /// A silent member's objects stay with it; a new object that the ring would give it goes
+    /// to another member.
+    #[test]
+    fn a_silent_member_keeps_its_objects_and_gets_no_new_one() {
+        let ring = Ring::new(["a", "b"]);
+        let key = key_of_b(&ring);
+        let silent_b = ring.silence(["b"]);
+        assert_eq!(decide(&key, &tracked(Some("b"), false), &silent_b), None);
+        assert_eq!(decide(&key, &tracked(Some("b"), true), &silent_b), None);
+        let to_a = Move::Assign {
+            to: "a".to_owned(),
+            from: None,
+        };
+        assert_eq!(decide(&key, &tracked(None, false), &silent_b), Some(to_a));
+        // Given to `a` while `b` was silent: stays with `a` while `b` is, drained when it speaks.
+        assert_eq!(decide(&key, &tracked(Some("a"), false), &silent_b), None);
+        assert_eq!(
+            decide(&key, &tracked(Some("a"), false), &Ring::new(["a", "b"])),
+            Some(Move::Drain)
+        );
     }
 
     #[test]

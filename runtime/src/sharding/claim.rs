@@ -179,16 +179,23 @@ struct Watch<'a, K> {
 }
 
 /// How the watch of the objects without a member of `members` lists them, after the ring
-/// `before` (see the module's comment): from the watch cache when a member left, else a quorum
-/// read. In pages either way, where the server pages (kube-apiserver 1.28's watch cache
-/// answers whole).
+/// `before` (see the module's comment): from the watch cache when a member left or fell silent,
+/// else a quorum read. In pages either way, where the server pages (kube-apiserver 1.28's watch
+/// cache answers whole).
 fn list_config(before: Option<&Ring>, members: &Ring) -> watcher::Config {
     let config = watcher::Config::default()
         .labels(&orphans(members))
         .page_size(assign::METADATA_PAGE_SIZE);
-    let left = before
-        .is_some_and(|before| (before.members().iter()).any(|member| !members.contains(member)));
-    if left { config.any_semantic() } else { config }
+    let gives = |ring: &Ring, member: &str| ring.contains(member) && !ring.is_silent(member);
+    let quieter = before.is_some_and(|before| {
+        let mut members_before = before.members().iter();
+        members_before.any(|member| gives(before, member) && !gives(members, member))
+    });
+    if quieter {
+        config.any_semantic()
+    } else {
+        config
+    }
 }
 
 /// Watches the objects that have no member of `members` and claims for `member` those that
@@ -535,6 +542,12 @@ mod tests {
             Some(orphans(&two).as_str())
         );
         assert_eq!(config.page_size, Some(assign::METADATA_PAGE_SIZE));
+        // So when it falls silent (its new objects); not when it speaks again.
+        let silent_c = three.clone().silence(["c"]);
+        let config = list_config(Some(&three), &silent_c);
+        assert_eq!(config.list_semantic, ListSemantic::Any);
+        let config = list_config(Some(&silent_c), &three);
+        assert_eq!(config.list_semantic, ListSemantic::MostRecent);
     }
 
     #[test]

@@ -8,6 +8,11 @@
 //! over many small arcs, which keeps the shares near 1/N: with three members, the largest share
 //! is typically 5% above it, and rarely (one ring in twenty) more than 11%.
 //!
+//! A member can be *silent* ([`Ring::silence`]): still in the ring, so its objects stay its own,
+//! but given no new ones: its arcs go to the next nodes, as if it had left, for the objects that
+//! have no member yet. The members' view counts a member silent when its Lease has not been
+//! renewed for a few retry periods (`super::members`), long before the Lease expires.
+//!
 //! The hash is written here rather than taken from the standard library: every replica, of
 //! every version of the operator that may run side by side during a rollout, must place the
 //! members and the objects at the same points, and `std`'s hashers promise no stable output.
@@ -21,7 +26,9 @@ use std::collections::BTreeSet;
 pub struct Ring {
     /// The members, sorted and unique.
     members: Vec<String>,
-    /// `(point, index into members)`, sorted by point.
+    /// Whether each of `members` is silent: it has no points.
+    silent: Vec<bool>,
+    /// `(point, index into members)` of the members that are not silent, sorted by point.
     points: Vec<(u64, usize)>,
 }
 
@@ -59,7 +66,27 @@ impl Ring {
         // Two members on one point (a 64-bit collision) are ordered by name: every replica
         // still agrees.
         points.sort_unstable();
-        Ring { members, points }
+        let silent = vec![false; members.len()];
+        Ring {
+            members,
+            silent,
+            points,
+        }
+    }
+
+    /// This ring with `silent` members (those of the ring; others are ignored) silent: still
+    /// members, but [`member_for`](Self::member_for) never gives them a key; their keys go to
+    /// the members that would have them if they left.
+    #[must_use]
+    pub fn silence<S: AsRef<str>>(mut self, silent: impl IntoIterator<Item = S>) -> Self {
+        for member in silent {
+            if let Some(index) = self.index_of(member.as_ref()) {
+                self.silent[index] = true;
+            }
+        }
+        let silent = &self.silent;
+        self.points.retain(|(_, index)| !silent[*index]);
+        self
     }
 
     /// The members, sorted.
@@ -72,14 +99,31 @@ impl Ring {
         self.members.is_empty()
     }
 
-    /// Whether `member` is in the ring.
+    /// Whether `member` is in the ring, silent or not.
     pub fn contains(&self, member: &str) -> bool {
-        self.members
-            .binary_search_by(|known| known.as_str().cmp(member))
-            .is_ok()
+        self.index_of(member).is_some()
     }
 
-    /// The member `key` belongs to; `None` when the ring is empty.
+    /// Whether `member` is in the ring and silent ([`Ring::silence`]).
+    pub fn is_silent(&self, member: &str) -> bool {
+        self.index_of(member)
+            .is_some_and(|index| self.silent[index])
+    }
+
+    /// The members that are silent, sorted.
+    pub fn silent(&self) -> impl Iterator<Item = &str> {
+        let members = self.members.iter().zip(&self.silent);
+        members.filter_map(|(member, silent)| silent.then_some(member.as_str()))
+    }
+
+    fn index_of(&self, member: &str) -> Option<usize> {
+        self.members
+            .binary_search_by(|known| known.as_str().cmp(member))
+            .ok()
+    }
+
+    /// The member `key` belongs to, never a silent one; `None` when the ring is empty or every
+    /// member is silent.
     pub fn member_for(&self, key: &str) -> Option<&str> {
         let hash = stable_hash(key.as_bytes());
         let at = self.points.partition_point(|(point, _)| *point < hash);
@@ -263,6 +307,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A silent member stays in the ring but gets no key: each of its keys goes where it would
+    /// go if the member left, and the others stay.
+    #[test]
+    fn a_silent_member_keeps_its_place_and_its_keys_go_where_they_would_if_it_left() {
+        let keys = keys(5000);
+        let all = members(3);
+        let silent = Ring::new(all.clone()).silence([&all[0], &"not-a-member".to_owned()]);
+        let left = Ring::new(all[1..].to_vec());
+        assert_eq!(assignment(&silent, &keys), assignment(&left, &keys));
+        assert!(silent.contains(&all[0]) && silent.is_silent(&all[0]));
+        assert!(silent.contains(&all[1]) && !silent.is_silent(&all[1]));
+        assert!(silent.silent().eq([all[0].as_str()]));
+        assert_ne!(silent, Ring::new(all.clone()), "a change of the ring");
+        let quiet = Ring::new(["only"]).silence(["only"]);
+        assert_eq!(quiet.member_for("default/a"), None);
     }
 
     /// Leaving and joining again gives every key back to where it was: the assignment is a
