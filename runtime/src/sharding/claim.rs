@@ -186,10 +186,9 @@ fn list_config(before: Option<&Ring>, members: &Ring) -> watcher::Config {
     let config = watcher::Config::default()
         .labels(&orphans(members))
         .page_size(assign::METADATA_PAGE_SIZE);
-    let gives = |ring: &Ring, member: &str| ring.contains(member) && !ring.is_silent(member);
     let quieter = before.is_some_and(|before| {
         let mut members_before = before.members().iter();
-        members_before.any(|member| gives(before, member) && !gives(members, member))
+        members_before.any(|member| before.takes_keys(member) && !members.takes_keys(member))
     });
     if quieter {
         config.any_semantic()

@@ -167,15 +167,11 @@ impl View {
     fn wake(&self, now: Instant) -> Option<Instant> {
         let alive =
             (self.leases.values()).filter(|member| member.alive(self.default_duration, now));
-        let silence = |member: &Member| Some(member.observed.at + self.silent_after);
         let next_expiry = alive
             .flat_map(|member| {
-                [
-                    Some(member.observed.expires_at(self.default_duration)),
-                    silence(member),
-                ]
+                let expiry = member.observed.expires_at(self.default_duration);
+                [expiry, member.observed.at + self.silent_after]
             })
-            .flatten()
             .filter(|at| *at > now)
             .min();
         match (self.settled, next_expiry) {

@@ -110,6 +110,12 @@ impl Ring {
             .is_some_and(|index| self.silent[index])
     }
 
+    /// Whether `member` is in the ring and not silent: the ring may give it keys.
+    pub fn takes_keys(&self, member: &str) -> bool {
+        self.index_of(member)
+            .is_some_and(|index| !self.silent[index])
+    }
+
     /// The members that are silent, sorted.
     pub fn silent(&self) -> impl Iterator<Item = &str> {
         let members = self.members.iter().zip(&self.silent);
@@ -320,6 +326,7 @@ mod tests {
         assert_eq!(assignment(&silent, &keys), assignment(&left, &keys));
         assert!(silent.contains(&all[0]) && silent.is_silent(&all[0]));
         assert!(silent.contains(&all[1]) && !silent.is_silent(&all[1]));
+        assert!(!silent.takes_keys(&all[0]) && silent.takes_keys(&all[1]));
         assert!(silent.silent().eq([all[0].as_str()]));
         assert_ne!(silent, Ring::new(all.clone()), "a change of the ring");
         let quiet = Ring::new(["only"]).silence(["only"]);
