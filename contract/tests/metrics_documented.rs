@@ -60,10 +60,10 @@ async fn served_series() -> BTreeSet<String> {
     metrics
         .leader_election("6e1ac2c5.example.com")
         .set_leading(true);
-    // With --sharding, the elected replica records the ring's.
+    // With --sharding, the elected replica records the ring's members, each member its objects.
     let sharding = metrics.sharding();
     sharding.set_members("6e1ac2c5.example.com", 2);
-    sharding.set_objects("test", [("manager-a", 1)]);
+    sharding.count_objects("test", "manager-a", || 1);
     sharding.moved("test");
     // The webhook server's metrics start with their series at 0, by path.
     let registration = Registration {

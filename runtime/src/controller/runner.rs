@@ -524,6 +524,12 @@ where
         let store = feed
             .reflector_store()
             .expect("kube's store, for its Controller");
+        if let Some(sharding) = &self.shared.sharding {
+            // The cache holds this member's objects only: `operator_rs_shard_objects`.
+            let cached = store.clone();
+            let metrics = self.shared.metrics.sharding();
+            metrics.count_objects(self.name, sharding.member(), move || cached.len());
+        }
         let queue = self.reconciler.queue.clone();
         let reconciled = watches::reconciled(Arc::clone(&self.reconcile_on));
         let triggers =

@@ -15,8 +15,8 @@
 //! | `rest_client_requests_total` | counter | `code`, `method`, `host` | the manager's client ([`RequestCounter`]) |
 //! | `leader_election_master_status` | gauge | `name` (the Lease) | the manager, with `--leader-elect` |
 //! | `operator_rs_shard_members` | gauge | `ring` | the elected replica, with `--sharding` ([`sharding`]) |
-//! | `operator_rs_shard_objects` | gauge | `controller`, `member` | the elected replica, with `--sharding` |
-//! | `operator_rs_shard_moves_total` | counter | `controller` | the elected replica, with `--sharding` |
+//! | `operator_rs_shard_objects` | gauge | `controller`, `member` | each member, for itself, with `--sharding` |
+//! | `operator_rs_shard_moves_total` | counter | `controller` | the elected replica and the members' claims, with `--sharding` |
 //! | `controller_runtime_webhook_requests_total` | counter | `webhook` (the path), `code` | the webhook server |
 //! | `controller_runtime_webhook_requests_in_flight` | gauge | `webhook` | the webhook server |
 //! | `controller_runtime_webhook_latency_seconds` | histogram | `webhook` | the webhook server |

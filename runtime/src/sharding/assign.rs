@@ -14,11 +14,16 @@
 //! or [`CHECKS_BEFORE_ASSIGNING`] checks at most (other objects' claims may never stop while
 //! one member does not claim).
 //!
-//! It watches the objects' metadata only (the API server sends no spec nor status) and keeps of
-//! each its shard label, whether it is draining, its `resourceVersion` and whether a write was
-//! sent for that version, under the object's ring key: about 150 bytes an object (1.7 MiB for
-//! 12,000 at the peak in heaptrack; 2.8 MiB with the namespace and name as two strings and a
-//! member name of its own for each object).
+//! It watches the objects' metadata only (the API server sends no spec nor status), and keeps
+//! only the objects the ring wants a write for: those without a member, and those whose member
+//! is not the one the ring gives them to (drained, or assigned again once their member left).
+//! An object where the ring puts it is let go as soon as it is seen, so in the steady state the
+//! elected replica keeps next to nothing, where it kept every object before (its shard label,
+//! whether it is draining, its `resourceVersion`, under its ring key: 190 bytes an object in
+//! heaptrack, which put the elected replica above the memory of the others; 3,000 objects, 3
+//! replicas). A new ring may want elsewhere an object it let go, so each change of the ring lists
+//! the objects again (paged, their metadata only), and the drains it asks for are sent once the
+//! list is complete.
 //! Every label write carries the `resourceVersion` it was decided on, so a decision on a stale
 //! version fails (and is made again on the new one) rather than undoing a member's
 //! acknowledgement.
@@ -184,7 +189,8 @@ pub(super) fn key_of<K>(object: &PartialObjectMeta<K>) -> Key {
     format!("{namespace}/{}", meta.name.as_deref().unwrap_or_default())
 }
 
-/// The objects one watch of the kind holds: one per watched namespace, or one for all.
+/// The objects of one watch of the kind (one per watched namespace, or one for all) that the
+/// ring wants a write for.
 #[derive(Default)]
 struct Part {
     objects: BTreeMap<Key, Tracked>,
@@ -214,63 +220,77 @@ pub(crate) async fn run<K>(
     } = assignment;
     let mut parts: Vec<Part> = apis.iter().map(|_| Part::default()).collect();
     let mut names = Names::default();
-    let watches = apis.into_iter().enumerate().map(|(index, api)| {
-        watcher(
-            api,
-            watcher::Config::default().page_size(METADATA_PAGE_SIZE),
-        )
-        .default_backoff()
-        .map(move |event| (index, event))
-        .boxed()
-    });
-    let mut events = stream::select_all(watches);
     let mut tick = tokio::time::interval(retry_period);
     // A check that took longer than the period is not followed by the ticks it missed, at once:
     // the watch's events come first.
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let mut changed: Option<Key> = None;
-        let mut periodic = false;
-        tokio::select! {
+        let members = tokio::select! {
             () = shutdown.cancelled() => return,
-            _ = tick.tick() => periodic = true,
-            result = ring.changed() => if result.is_err() { return },
-            event = events.next() => match event {
-                None => return,
-                Some((index, Ok(event))) => changed = apply(&mut parts[index], event, &mut names),
-                Some((_, Err(error))) => {
-                    let error = &error as &dyn std::error::Error;
-                    tracing::warn!(controller, error, "cannot watch the objects to shard");
-                    continue;
-                }
+            members = ring.wait_for(Option::is_some) => match members {
+                Ok(members) => members.clone(),
+                Err(_) => return,
             },
-        }
-        let Some(members) = ring.borrow().clone() else {
-            continue;
         };
-        if !parts.iter().all(|part| part.synced) {
-            continue;
-        }
-        let pending = if periodic {
-            periodic_check(&mut parts, &members)
-        } else {
-            drains(&parts, changed.as_ref(), &members)
-        };
-        for (key, _, _) in &pending {
-            mark_sent(&mut parts, key, true);
-        }
-        send(controller, &api_in, pending, &mut parts, &metrics).await;
-        if changed.is_none() {
-            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-            for tracked in parts.iter().flat_map(|part| part.objects.values()) {
-                if let Some(member) = &tracked.shard {
-                    *counts.entry(member).or_default() += 1;
-                }
+        let Some(members) = members else { continue };
+        // Lists every object again (see the module's comment), with watches made anew.
+        let mut events = watch_all(&apis);
+        loop {
+            let (changed, periodic) = tokio::select! {
+                () = shutdown.cancelled() => return,
+                _ = tick.tick() => (Changed::Nothing, true),
+                // Again with the new ring.
+                result = ring.changed() => match result {
+                    Ok(()) => break,
+                    Err(_) => return,
+                },
+                event = events.next() => match event {
+                    None => return,
+                    Some((index, Ok(event))) => {
+                        (apply(&mut parts[index], event, &mut names, &members), false)
+                    }
+                    Some((_, Err(error))) => {
+                        let error = &error as &dyn std::error::Error;
+                        tracing::warn!(controller, error, "cannot watch the objects to shard");
+                        continue;
+                    }
+                },
+            };
+            if !parts.iter().all(|part| part.synced) {
+                continue;
             }
-            metrics.set_objects(controller, counts);
-            names.forget_unused();
+            let pending = match (periodic, changed) {
+                (true, _) => {
+                    names.forget_unused();
+                    periodic_check(&mut parts, &members)
+                }
+                (false, Changed::Object(key)) => drains(&parts, Some(&key), &members),
+                (false, Changed::Listed) => drains(&parts, None, &members),
+                (false, Changed::Nothing) => continue,
+            };
+            for (key, _, _) in &pending {
+                mark_sent(&mut parts, key, true);
+            }
+            send(controller, &api_in, pending, &mut parts, &metrics).await;
         }
     }
+}
+
+/// The events of the metadata watches of a sharded kind, each with the index of its watch.
+type Events<K> = stream::SelectAll<
+    stream::BoxStream<'static, (usize, watcher::Result<watcher::Event<PartialObjectMeta<K>>>)>,
+>;
+
+/// The metadata watches of `apis`.
+fn watch_all<K: Cacheable>(apis: &[Api<PartialObjectMeta<K>>]) -> Events<K> {
+    let watches = apis.iter().enumerate().map(|(index, api)| {
+        let config = watcher::Config::default().page_size(METADATA_PAGE_SIZE);
+        watcher(api.clone(), config)
+            .default_backoff()
+            .map(move |event| (index, event))
+            .boxed()
+    });
+    stream::select_all(watches)
 }
 
 /// The label writes of the periodic check: every drain due, and the assignments of the objects
@@ -282,6 +302,10 @@ fn periodic_check(parts: &mut [Part], members: &Ring) -> Vec<(Key, Tracked, Move
     let mut pending = Vec::new();
     for part in parts.iter_mut() {
         part.claims_landed = false;
+        // Objects that need nothing any more under this ring (a write sent for the version they
+        // were tracked at is waiting for its event).
+        part.objects
+            .retain(|key, tracked| tracked.sent || decide(key, tracked, members).is_some());
         for (key, tracked) in &mut part.objects {
             let Some((key, decided_on, change)) = decision(key, tracked, members) else {
                 continue;
@@ -299,9 +323,9 @@ fn periodic_check(parts: &mut [Part], members: &Ring) -> Vec<(Key, Tracked, Move
 }
 
 /// The drains that bring the objects in line with the ring of `members`: of the object
-/// `changed` only, or of every object (a change of the ring). Objects without a member in the
-/// ring are their members' to claim (`super::claim`): they are assigned only at the periodic
-/// check, those that no member claimed.
+/// `changed` only, or of every object (a list complete, after a change of the ring). Objects
+/// without a member in the ring are their members' to claim (`super::claim`): they are assigned
+/// only at the periodic check, those that no member claimed.
 fn drains(parts: &[Part], changed: Option<&Key>, members: &Ring) -> Vec<(Key, Tracked, Move)> {
     let due = |(key, tracked): (&Key, &Tracked)| {
         decision(key, tracked, members).filter(|(_, _, change)| *change == Move::Drain)
@@ -372,44 +396,61 @@ fn decision(key: &Key, tracked: &Tracked, ring: &Ring) -> Option<(Key, Tracked, 
     Some((key.clone(), tracked.clone(), change))
 }
 
-/// Takes a watch event into `part`; returns the object it changed, if one did (`None` after a
-/// relist: then every object is checked).
+/// What a watch event changed, for the decisions it calls for.
+#[derive(Debug, PartialEq, Eq)]
+enum Changed {
+    /// The object of this key: its drain, if the ring asks for one.
+    Object(Key),
+    /// A (re)list is complete: every tracked object's.
+    Listed,
+    Nothing,
+}
+
+/// Takes a watch event into `part`, keeping the object only when `ring` wants a write for it
+/// (see the module's comment).
 fn apply<K>(
     part: &mut Part,
     event: watcher::Event<PartialObjectMeta<K>>,
     names: &mut Names,
-) -> Option<Key> {
+    ring: &Ring,
+) -> Changed {
+    let wanted = |key: &Key, tracked: Tracked| decide(key, &tracked, ring).map(|_| tracked);
     match event {
         watcher::Event::Apply(object) => {
             let key = key_of(&object);
             let tracked = Tracked::of(&object, names);
             let labelled = tracked.shard.clone();
-            let before = part.objects.insert(key.clone(), tracked);
+            let before = match wanted(&key, tracked) {
+                Some(tracked) => part.objects.insert(key.clone(), tracked),
+                None => part.objects.remove(&key),
+            };
             if labelled.is_some() && before.is_some_and(|before| before.shard != labelled) {
                 part.claims_landed = true;
             }
-            Some(key)
+            Changed::Object(key)
         }
         watcher::Event::Delete(object) => {
             part.objects.remove(&key_of(&object));
-            None
+            Changed::Nothing
         }
         watcher::Event::Init => {
             part.listing = Some(BTreeMap::new());
-            None
+            Changed::Nothing
         }
         watcher::Event::InitApply(object) => {
-            if let Some(listing) = part.listing.as_mut() {
-                listing.insert(key_of(&object), Tracked::of(&object, names));
+            let key = key_of(&object);
+            let wanted = wanted(&key, Tracked::of(&object, names));
+            if let (Some(listing), Some(tracked)) = (part.listing.as_mut(), wanted) {
+                listing.insert(key, tracked);
             }
-            None
+            Changed::Nothing
         }
         watcher::Event::InitDone => {
             if let Some(listed) = part.listing.take() {
                 part.objects = listed;
             }
             part.synced = true;
-            None
+            Changed::Listed
         }
     }
 }
@@ -561,30 +602,94 @@ mod tests {
         assert_eq!(pending[0].2, Move::Drain);
     }
 
+    /// The metadata of the object `name` in `default` at `version`, labelled for `shard`.
+    fn labelled(
+        name: &str,
+        version: &str,
+        shard: Option<&str>,
+    ) -> PartialObjectMeta<k8s_openapi::api::core::v1::ConfigMap> {
+        let mut object = PartialObjectMeta::default();
+        object.metadata.namespace = Some("default".to_owned());
+        object.metadata.name = Some(name.to_owned());
+        object.metadata.resource_version = Some(version.to_owned());
+        let labels = shard.map(|shard| [(SHARD_LABEL.to_owned(), shard.to_owned())].into());
+        object.metadata.labels = labels;
+        object
+    }
+
     /// A claim is an event that gives an object a member it did not have; the creation of an
     /// object, or an event that leaves its label as it was, is none.
     #[test]
     fn an_event_that_labels_an_object_is_a_claim_that_landed() {
-        use k8s_openapi::api::core::v1::ConfigMap;
-        let object = |version: &str, shard: Option<&str>| {
-            let mut object = PartialObjectMeta::<ConfigMap>::default();
-            object.metadata.namespace = Some("default".to_owned());
-            object.metadata.name = Some("object".to_owned());
-            object.metadata.resource_version = Some(version.to_owned());
-            let labels = shard.map(|shard| [(SHARD_LABEL.to_owned(), shard.to_owned())].into());
-            object.metadata.labels = labels;
-            watcher::Event::Apply(object)
-        };
+        let ring = Ring::new(["a", "b"]);
+        let key = key_of_b(&ring);
+        let name = key.strip_prefix("default/").unwrap();
         let mut part = Part::default();
         let mut names = Names::default();
-        let mut landed = |event| {
-            apply(&mut part, event, &mut names);
+        let mut landed = |version, shard| {
+            let event = watcher::Event::Apply(labelled(name, version, shard));
+            assert_eq!(
+                apply(&mut part, event, &mut names, &ring),
+                Changed::Object(key.clone())
+            );
             std::mem::take(&mut part.claims_landed)
         };
-        assert!(!landed(object("1", Some("a"))), "created with its label");
-        assert!(!landed(object("2", Some("a"))), "its label as it was");
-        assert!(!landed(object("3", None)), "a drain acknowledged");
-        assert!(landed(object("4", Some("b"))), "claimed");
+        assert!(!landed("1", Some("a")), "created with its label");
+        assert!(!landed("2", Some("a")), "its label as it was");
+        assert!(!landed("3", None), "a drain acknowledged");
+        assert!(landed("4", Some("b")), "claimed");
+    }
+
+    /// The elected replica keeps only the objects the ring wants a write for, from the watch's
+    /// events and from its lists: one where the ring puts it is let go.
+    #[test]
+    fn only_the_objects_the_ring_wants_a_write_for_are_kept() {
+        let ring = Ring::new(["a", "b"]);
+        let key = key_of_b(&ring);
+        let name = key.strip_prefix("default/").unwrap();
+        let mut part = Part::default();
+        let mut names = Names::default();
+        let mut kept = |shard| {
+            let event = watcher::Event::Apply(labelled(name, "1", shard));
+            apply(&mut part, event, &mut names, &ring);
+            part.objects.contains_key(&key)
+        };
+        assert!(kept(None), "without a member");
+        assert!(kept(Some("a")), "another member's, to drain");
+        assert!(kept(Some("gone")), "a departed member's");
+        assert!(!kept(Some("b")), "where the ring puts it");
+
+        let events = [
+            watcher::Event::Init,
+            watcher::Event::InitApply(labelled(name, "2", Some("b"))),
+            watcher::Event::InitApply(labelled("new", "3", None)),
+            watcher::Event::InitDone,
+        ];
+        let changes: Vec<Changed> = (events.into_iter())
+            .map(|event| apply(&mut part, event, &mut names, &ring))
+            .collect();
+        assert_eq!(changes.last(), Some(&Changed::Listed));
+        assert!(part.synced);
+        let kept: Vec<&Key> = part.objects.keys().collect();
+        assert_eq!(kept, ["default/new"]);
+    }
+
+    /// The periodic check lets go of what a ring wants nothing for any more, unless a write
+    /// for its version is still to be heard of.
+    #[test]
+    fn the_periodic_check_lets_go_of_what_needs_nothing() {
+        let ring = Ring::new(["a", "b"]);
+        let key = key_of_b(&ring);
+        let mut parts = vec![Part::default()];
+        let mut sent = tracked(Some("a"), true);
+        sent.sent = true;
+        parts[0]
+            .objects
+            .insert(key.clone(), tracked(Some("a"), true));
+        parts[0].objects.insert("default/sent".to_owned(), sent);
+        assert!(periodic_check(&mut parts, &ring).is_empty());
+        let kept: Vec<&Key> = parts[0].objects.keys().collect();
+        assert_eq!(kept, ["default/sent"], "draining: nothing to write");
     }
 
     fn tracked(shard: Option<&str>, draining: bool) -> Tracked {

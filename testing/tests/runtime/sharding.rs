@@ -563,6 +563,19 @@ async fn members_share_the_objects_and_a_join_takes_a_third_without_overlap() {
         leader_metrics.contains(&format!("operator_rs_shard_members{{ring=\"{RING}\"}} 3")),
         "{leader_metrics}"
     );
+    // Each member counts its own objects, in its cache.
+    let shards = shards(fake);
+    for replica in [&a, &b, &c] {
+        let member = &replica.member;
+        let share = (shards.values()).filter(|shard| shard.as_ref() == Some(member));
+        let series =
+            format!("operator_rs_shard_objects{{controller=\"test\",member=\"{member}\"}}");
+        let text = replica.metrics.encode().unwrap();
+        assert!(
+            text.contains(&format!("{series} {}", share.count())),
+            "{member}: {text}"
+        );
+    }
     assert_eq!(ledger.violations(), Vec::<String>::new());
     for replica in [a, b, c] {
         replica.stop().await;
