@@ -41,7 +41,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{MEMBER_LABEL, RING_LABEL, Ring, RingTiming};
+use super::ring::Layout;
+use super::{LAYOUT_LABEL, MEMBER_LABEL, RING_LABEL, Ring, RingTiming};
 use crate::lease::Observed;
 use crate::metrics::ShardMetrics;
 
@@ -53,6 +54,8 @@ const SILENT_AFTER_RENEWALS: u32 = 3;
 #[derive(Clone, Debug)]
 struct Member {
     name: String,
+    /// The newest layout of the ring its replica knows.
+    layout: Layout,
     resource_version: Option<String>,
     observed: Observed,
 }
@@ -117,7 +120,8 @@ pub(super) async fn watch(
                 return false;
             }
             let silent: Vec<&str> = members.silent().collect();
-            tracing::info!(members = ?members.members(), ?silent, "the sharding ring changed");
+            let layout = members.layout().label();
+            tracing::info!(members = ?members.members(), ?silent, layout, "the sharding ring changed");
             *current = Some(members);
             true
         });
@@ -219,7 +223,8 @@ impl View {
         true
     }
 
-    /// The ring of the members alive at `now`, once the view has settled.
+    /// The ring of the members alive at `now`, once the view has settled, in the layout they
+    /// all know.
     fn ring(&self, now: Instant) -> Option<Ring> {
         if self.settled.is_none_or(|at| now < at) {
             return None;
@@ -227,7 +232,8 @@ impl View {
         let alive =
             (self.leases.values()).filter(|member| member.alive(self.default_duration, now));
         let silent = alive.clone().filter(|member| self.silent(member, now));
-        let ring = Ring::new(alive.map(|member| member.name.clone()));
+        let layout = Layout::common(alive.clone().map(|member| member.layout));
+        let ring = Ring::with_layout(alive.map(|member| member.name.clone()), layout);
         Some(ring.silence(silent.map(|member| member.name.as_str())))
     }
 
@@ -275,6 +281,11 @@ fn observe(lease: Lease, before: &Leases) -> Option<(String, Member)> {
         tracing::warn!(lease = %name, "a Lease of the sharding ring without the {MEMBER_LABEL} label");
         return None;
     };
+    let layout = Layout::of_label(
+        labels
+            .and_then(|labels| labels.get(LAYOUT_LABEL))
+            .map(String::as_str),
+    );
     let spec = lease.spec.unwrap_or_default();
     let at = match before.get(&name) {
         Some(known) if known.observed.spec == spec => known.observed.at,
@@ -282,6 +293,7 @@ fn observe(lease: Lease, before: &Leases) -> Option<(String, Member)> {
     };
     let member = Member {
         name: member,
+        layout,
         resource_version: lease.metadata.resource_version,
         observed: Observed { spec, at },
     };
@@ -319,6 +331,7 @@ mod tests {
     fn member(seen_ago: Duration, now: Instant) -> Member {
         Member {
             name: "a".to_owned(),
+            layout: Layout::NEWEST,
             resource_version: Some("1".to_owned()),
             observed: Observed {
                 spec: LeaseSpec {
@@ -356,6 +369,46 @@ mod tests {
         assert!(ring.contains("quiet") && ring.is_silent("quiet") && !ring.is_silent("a"));
         view.failing = true;
         assert!(!view.ring(later).unwrap().is_silent("quiet"));
+    }
+
+    /// A member's Lease says the newest layout its replica knows, a first version's Lease
+    /// none; the ring keeps the oldest layout until the last member that knows no newer one
+    /// has left.
+    #[test]
+    fn the_ring_keeps_the_oldest_layout_of_its_members() {
+        let now = Instant::now();
+        let timing = RingTiming {
+            namespace: "default".to_owned(),
+            lease_duration: Duration::from_secs(15),
+            retry_period: Duration::from_secs(2),
+        };
+        let lease = |member: &str, layout: Option<&str>| {
+            let mut labels = BTreeMap::from([(MEMBER_LABEL.to_owned(), member.to_owned())]);
+            if let Some(layout) = layout {
+                labels.insert(LAYOUT_LABEL.to_owned(), layout.to_owned());
+            }
+            let mut lease = Lease::default();
+            lease.metadata.name = Some(format!("ring-{member}"));
+            lease.metadata.labels = Some(labels);
+            lease.spec = Some(LeaseSpec {
+                holder_identity: Some(member.to_owned()),
+                lease_duration_seconds: Some(15),
+                ..LeaseSpec::default()
+            });
+            lease
+        };
+        let mut view = View::new(&timing);
+        view.settled = Some(now - Duration::from_secs(60));
+        for lease in [lease("new", Some("rendezvous")), lease("old", None)] {
+            let (name, member) = observe(lease, &view.leases).unwrap();
+            view.leases.insert(name, member);
+        }
+        let ring = view.ring(Instant::now()).unwrap();
+        assert_eq!(ring.layout(), Layout::VirtualNodes);
+        assert_eq!(ring.members(), ["new", "old"]);
+        view.leases.remove("ring-old");
+        let ring = view.ring(Instant::now()).unwrap();
+        assert_eq!(ring, Ring::with_layout(["new"], Layout::Rendezvous));
     }
 
     #[test]

@@ -80,6 +80,11 @@ pub const RING_LABEL: &str = "sharding.operator-rs.io/ring";
 /// The label of a member's Lease: the member's name, the value of [`SHARD_LABEL`] on its objects.
 pub const MEMBER_LABEL: &str = "sharding.operator-rs.io/member";
 
+/// The label of a member's Lease: the newest way of placing objects on the ring that its
+/// replica knows ([`ring::Layout`]); the ring takes the oldest of its members'. A Lease without
+/// it is a first version's, which knew virtual nodes only.
+pub const LAYOUT_LABEL: &str = "sharding.operator-rs.io/layout";
+
 /// What is wrong with a sharding configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum ShardingError {
@@ -186,6 +191,11 @@ impl Sharding {
         BTreeMap::from([
             (RING_LABEL.to_owned(), self.inner.ring.clone()),
             (MEMBER_LABEL.to_owned(), self.inner.member.clone()),
+            #[cfg(feature = "sharding")]
+            (
+                LAYOUT_LABEL.to_owned(),
+                ring::Layout::NEWEST.label().to_owned(),
+            ),
         ])
     }
 
@@ -359,5 +369,7 @@ mod tests {
         );
         assert_eq!(sharding.member_lease_name(), "lock-a");
         assert_eq!(sharding.lease_labels()[MEMBER_LABEL], "a");
+        #[cfg(feature = "sharding")]
+        assert_eq!(sharding.lease_labels()[LAYOUT_LABEL], "rendezvous");
     }
 }

@@ -1,15 +1,26 @@
-//! Consistent hashing with virtual nodes: which member of the ring an object belongs to.
+//! Which member of the ring an object belongs to, by hashing: the same answer on every replica
+//! that sees the same members, with no coordination.
 //!
-//! Every member is placed on a circle of 64-bit hashes [`Ring::DEFAULT_VIRTUAL_NODES`] times (its
-//! virtual nodes); an object belongs to the member of the first virtual node at or after its own
-//! hash, going round. A member that joins takes over the arcs in front of its virtual nodes, and
-//! only those, so about 1/N of the objects move, all to it; a member that leaves hands its arcs
-//! to the next nodes, so only its own objects move. The virtual nodes spread each member's share
-//! over many small arcs, which keeps the shares near 1/N: with three members, the largest share
-//! is typically 5% above it, and rarely (one ring in twenty) more than 11%.
+//! Two layouts place the objects ([`Layout`]); the members agree on one through their Leases:
+//!
+//! - [`Layout::Rendezvous`] (highest random weight): an object belongs to the member whose
+//!   score for it, a hash of the object's and the member's, is highest. Each object lands on
+//!   each member with the same chance, independently of the others, so a share differs from
+//!   1/N only by the objects' own spread: with three members and 3,000 objects the largest share
+//!   is 2.3% above a third in the median ring and 5.7% in the 95th percentile. A lookup
+//!   computes a score per member (a few nanoseconds each).
+//! - [`Layout::VirtualNodes`], the layout of the first versions: every member is placed on a
+//!   circle of 64-bit hashes [`Ring::DEFAULT_VIRTUAL_NODES`] times, and an object belongs to
+//!   the member of the first point at or after its own hash. The arcs add a spread of their own
+//!   (about 1/√400 = 5% of a share): the largest of three shares is about 5% above a third in
+//!   the median ring and 11% in the 95th percentile. The replica with the largest share sets the
+//!   memory each replica needs.
+//!
+//! In both, a member that joins takes about 1/(N+1) of the objects, all from the others, and a
+//! member that leaves hands over exactly its own.
 //!
 //! A member can be *silent* ([`Ring::silence`]): still in the ring, so its objects stay its own,
-//! but given no new ones: its arcs go to the next nodes, as if it had left, for the objects that
+//! but given no new ones: they go where they would go if it had left, for the objects that
 //! have no member yet. The members' view counts a member silent when its Lease has not been
 //! renewed for a few retry periods (`super::members`), long before the Lease expires.
 //!
@@ -19,44 +30,116 @@
 //! FNV-1a (a dozen lines, well known) with MurmurHash3's 64-bit finalizer, which FNV lacks: FNV
 //! alone places `member#1`, `member#2` … at nearby points, and the shares drift far from 1/N.
 
+use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
-/// The members of a ring and the points of their virtual nodes.
+/// How a ring places the objects on its members: part of the protocol between replicas, so
+/// each member's Lease says the newest layout its replica knows ([`Layout::label`]), and the
+/// ring of a view takes the oldest of its members' ([`Layout::common`]). During a rollout from
+/// a version that knew only virtual nodes, the ring keeps them until the last replica of that
+/// version has left; then the objects move to their rendezvous members once, by drains.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Layout {
+    /// A circle of [`Ring::DEFAULT_VIRTUAL_NODES`] points per member (the first versions' only
+    /// layout: a Lease without the layout label).
+    VirtualNodes,
+    /// Highest random weight: each object to the member with the highest score for it.
+    #[default]
+    Rendezvous,
+}
+
+impl Layout {
+    /// The newest layout this version knows: what its Leases say.
+    pub const NEWEST: Layout = Layout::Rendezvous;
+
+    /// The value of the layout label of a Lease for this layout.
+    pub fn label(self) -> &'static str {
+        match self {
+            Layout::VirtualNodes => "virtual-nodes",
+            Layout::Rendezvous => "rendezvous",
+        }
+    }
+
+    /// The newest layout that the replica of a Lease with this layout label knows: none is the
+    /// first versions' (virtual nodes); a value this version does not know is a newer version's,
+    /// which knows every older layout, so this version's newest will do.
+    pub fn of_label(label: Option<&str>) -> Layout {
+        match label {
+            None => Layout::VirtualNodes,
+            Some(label) => [Layout::VirtualNodes, Layout::Rendezvous]
+                .into_iter()
+                .find(|layout| layout.label() == label)
+                .unwrap_or(Layout::NEWEST),
+        }
+    }
+
+    /// The layout every one of `known` (the newest layouts the members know) can place objects
+    /// by: the oldest of them; the newest when there are none.
+    pub fn common(known: impl IntoIterator<Item = Layout>) -> Layout {
+        known.into_iter().min().unwrap_or(Layout::NEWEST)
+    }
+}
+
+/// The members of a ring and how it places objects on them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ring {
     /// The members, sorted and unique.
     members: Vec<String>,
-    /// Whether each of `members` is silent: it has no points.
+    /// Whether each of `members` is silent: it is given no key.
     silent: Vec<bool>,
-    /// `(point, index into members)` of the members that are not silent, sorted by point.
+    layout: Layout,
+    /// With [`Layout::VirtualNodes`]: `(point, index into members)` of the members that are
+    /// not silent, sorted by point.
     points: Vec<(u64, usize)>,
+    /// With [`Layout::Rendezvous`]: the hash of each of `members`, from which its scores are
+    /// made.
+    seeds: Vec<u64>,
 }
 
 impl Ring {
-    /// How many virtual nodes each member has by default. A share varies by about 1/√400 = 5%
-    /// of 1/N from one ring to another: with three members (random names, 3,000 objects) the
-    /// largest share is 5% above 1/N in the median ring and 11% in the 95th percentile, where
-    /// 100 nodes gave 8% and 19%. The replica with the largest share sets the memory that each
-    /// replica needs, so it is worth the points: 400 per member, a ring of 10 members is 64 KB.
+    /// How many virtual nodes each member has in [`Layout::VirtualNodes`]. A share varies by
+    /// about 1/√400 = 5% of 1/N from one ring to another: with three members (random names,
+    /// 3,000 objects) the largest share is 5% above 1/N in the median ring and 11% in the 95th
+    /// percentile, where 100 nodes gave 8% and 19%.
     pub const DEFAULT_VIRTUAL_NODES: usize = 400;
 
-    /// A ring of `members` with [`Ring::DEFAULT_VIRTUAL_NODES`] virtual nodes each. The order of
-    /// `members` and duplicates do not matter.
+    /// A ring of `members` in the newest layout ([`Layout::NEWEST`]). The order of `members` and
+    /// duplicates do not matter.
     pub fn new<S: Into<String>>(members: impl IntoIterator<Item = S>) -> Self {
-        Self::with_virtual_nodes(members, Self::DEFAULT_VIRTUAL_NODES)
+        Self::with_layout(members, Layout::NEWEST)
     }
 
-    /// A ring of `members` with `virtual_nodes` virtual nodes each (at least 1).
+    /// A ring of `members` placing objects by `layout`.
+    pub fn with_layout<S: Into<String>>(
+        members: impl IntoIterator<Item = S>,
+        layout: Layout,
+    ) -> Self {
+        match layout {
+            Layout::VirtualNodes => Self::with_virtual_nodes(members, Self::DEFAULT_VIRTUAL_NODES),
+            Layout::Rendezvous => {
+                let members = sorted(members);
+                let seeds = members
+                    .iter()
+                    .map(|member| stable_hash(member.as_bytes()))
+                    .collect();
+                Ring {
+                    silent: vec![false; members.len()],
+                    members,
+                    layout,
+                    points: Vec::new(),
+                    seeds,
+                }
+            }
+        }
+    }
+
+    /// A ring of `members` in [`Layout::VirtualNodes`] with `virtual_nodes` virtual nodes each
+    /// (at least 1).
     pub fn with_virtual_nodes<S: Into<String>>(
         members: impl IntoIterator<Item = S>,
         virtual_nodes: usize,
     ) -> Self {
-        let members: Vec<String> = members
-            .into_iter()
-            .map(Into::into)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let members = sorted(members);
         let mut points = Vec::with_capacity(members.len() * virtual_nodes.max(1));
         for (index, member) in members.iter().enumerate() {
             for node in 0..virtual_nodes.max(1) {
@@ -70,8 +153,15 @@ impl Ring {
         Ring {
             members,
             silent,
+            layout: Layout::VirtualNodes,
             points,
+            seeds: Vec::new(),
         }
+    }
+
+    /// How this ring places objects.
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// This ring with `silent` members (those of the ring; others are ignored) silent: still
@@ -132,10 +222,28 @@ impl Ring {
     /// member is silent.
     pub fn member_for(&self, key: &str) -> Option<&str> {
         let hash = stable_hash(key.as_bytes());
-        let at = self.points.partition_point(|(point, _)| *point < hash);
-        let (_, index) = self.points.get(at).or_else(|| self.points.first())?;
-        Some(self.members[*index].as_str())
+        let index = match self.layout {
+            Layout::VirtualNodes => {
+                let at = self.points.partition_point(|(point, _)| *point < hash);
+                self.points.get(at).or_else(|| self.points.first())?.1
+            }
+            // The highest score wins; scores are distinct for distinct members (`fmix64` is a
+            // bijection), and two members of one seed (a 64-bit collision) go by name.
+            Layout::Rendezvous => {
+                (self.seeds.iter().enumerate())
+                    .filter(|(index, _)| !self.silent[*index])
+                    .max_by_key(|(index, seed)| (fmix64(hash ^ **seed), Reverse(*index)))?
+                    .0
+            }
+        };
+        Some(self.members[index].as_str())
     }
+}
+
+/// `members` sorted, without duplicates.
+fn sorted<S: Into<String>>(members: impl IntoIterator<Item = S>) -> Vec<String> {
+    let members: BTreeSet<String> = members.into_iter().map(Into::into).collect();
+    members.into_iter().collect()
 }
 
 /// A 64-bit hash of `bytes` that is the same on every platform and in every version: FNV-1a
@@ -148,6 +256,11 @@ pub fn stable_hash(bytes: &[u8]) -> u64 {
         hash ^= u64::from(*byte);
         hash = hash.wrapping_mul(FNV_PRIME);
     }
+    fmix64(hash)
+}
+
+/// MurmurHash3's 64-bit finalizer: a bijection that spreads every input bit over the output.
+fn fmix64(mut hash: u64) -> u64 {
     hash ^= hash >> 33;
     hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
     hash ^= hash >> 33;
@@ -195,39 +308,94 @@ mod tests {
         assert_eq!(stable_hash(b"default/memcached-0"), 0x8930_195b_d540_0092);
     }
 
+    /// Both layouts: the properties below hold for each.
+    const LAYOUTS: [Layout; 2] = [Layout::VirtualNodes, Layout::Rendezvous];
+
+    /// Where a few keys go in a ring of three members, in each layout: part of the protocol
+    /// between replicas like the hash itself. These values must never change.
+    #[test]
+    fn the_layouts_are_stable() {
+        let keys = [
+            "default/memcached-0",
+            "default/memcached-1",
+            "prod/web-7",
+            "a/b",
+        ];
+        let placed = |layout| {
+            let ring = Ring::with_layout(["manager-a", "manager-b", "manager-c"], layout);
+            keys.map(|key| ring.member_for(key).unwrap().to_owned())
+        };
+        assert_eq!(
+            placed(Layout::VirtualNodes),
+            ["manager-c", "manager-b", "manager-c", "manager-b"]
+        );
+        assert_eq!(
+            placed(Layout::Rendezvous),
+            ["manager-a", "manager-b", "manager-c", "manager-c"]
+        );
+    }
+
+    /// A Lease without the layout label is a first version's (virtual nodes); a label this
+    /// version does not know is a newer version's, which knows this version's newest layout;
+    /// a ring takes the oldest layout of its members.
+    #[test]
+    fn the_ring_takes_the_oldest_layout_its_members_know() {
+        for layout in LAYOUTS {
+            assert_eq!(Layout::of_label(Some(layout.label())), layout);
+        }
+        assert_eq!(Layout::of_label(None), Layout::VirtualNodes);
+        assert_eq!(Layout::of_label(Some("from-the-future")), Layout::NEWEST);
+        let mixed = [Layout::Rendezvous, Layout::VirtualNodes, Layout::Rendezvous];
+        assert_eq!(Layout::common(mixed), Layout::VirtualNodes);
+        assert_eq!(Layout::common([Layout::Rendezvous]), Layout::Rendezvous);
+        assert_eq!(Layout::common([]), Layout::NEWEST);
+        assert_eq!(Ring::new(["a"]).layout(), Layout::NEWEST);
+    }
+
     #[test]
     fn an_empty_ring_assigns_nothing() {
-        let ring = Ring::new(Vec::<String>::new());
-        assert!(ring.is_empty());
-        assert_eq!(ring.member_for("default/a"), None);
+        for layout in LAYOUTS {
+            let ring = Ring::with_layout(Vec::<String>::new(), layout);
+            assert!(ring.is_empty());
+            assert_eq!(ring.member_for("default/a"), None);
+        }
     }
 
     #[test]
     fn one_member_takes_everything() {
-        let ring = Ring::new(["only"]);
-        assert!(
-            keys(1000)
-                .iter()
-                .all(|key| ring.member_for(key) == Some("only"))
-        );
+        for layout in LAYOUTS {
+            let ring = Ring::with_layout(["only"], layout);
+            let keys = keys(1000);
+            assert!(keys.iter().all(|key| ring.member_for(key) == Some("only")));
+        }
     }
 
     #[test]
     fn order_and_duplicates_of_members_do_not_matter() {
         let keys = keys(2000);
-        let a = Ring::new(["a", "b", "c"]);
-        let b = Ring::new(["c", "a", "b", "a"]);
-        assert_eq!(a, b);
-        assert_eq!(assignment(&a, &keys), assignment(&b, &keys));
-        assert!(a.contains("b") && !a.contains("d"));
+        for layout in LAYOUTS {
+            let a = Ring::with_layout(["a", "b", "c"], layout);
+            let b = Ring::with_layout(["c", "a", "b", "a"], layout);
+            assert_eq!(a, b);
+            assert_eq!(assignment(&a, &keys), assignment(&b, &keys));
+            assert!(a.contains("b") && !a.contains("d"));
+        }
+        assert_ne!(
+            Ring::with_layout(["a", "b"], Layout::VirtualNodes),
+            Ring::with_layout(["a", "b"], Layout::Rendezvous),
+            "a change of layout is a change of the ring"
+        );
     }
 
     /// Each of N members gets about 1/N of the keys, for rings of 2 to 10 members.
     #[test]
     fn shares_are_balanced() {
         let keys = keys(30_000);
-        for count in 2..=10 {
-            let ring = Ring::new(members(count));
+        for (layout, count) in LAYOUTS
+            .into_iter()
+            .flat_map(|l| (2..=10).map(move |c| (l, c)))
+        {
+            let ring = Ring::with_layout(members(count), layout);
             let assigned = assignment(&ring, &keys);
             let shares = shares(&assigned);
             assert_eq!(shares.len(), count, "every member gets keys");
@@ -236,18 +404,17 @@ mod tests {
                 let ratio = share as f64 / fair;
                 assert!(
                     (0.85..=1.15).contains(&ratio),
-                    "{member} has {share} of {} keys with {count} members ({ratio:.2} of a fair share)",
+                    "{layout:?}: {member} has {share} of {} keys with {count} members ({ratio:.2} of a fair share)",
                     keys.len()
                 );
             }
         }
     }
 
-    /// Over many rings of three members with random names (as replicas name themselves), the
-    /// largest share stays close to a third: 4.6% above it in the median ring, 10.8% in the 95th
-    /// percentile with 400 virtual nodes (8.0% and 19.1% with 100).
-    #[test]
-    fn the_largest_of_three_shares_is_close_to_a_third_in_most_rings() {
+    /// How far above a third the largest share is, over 200 rings of three members with
+    /// random names (as replicas name themselves) and 3,000 keys: in the median ring and in the
+    /// 95th percentile.
+    fn largest_of_three_shares(layout: Layout) -> (f64, f64) {
         let keys: Vec<String> = (0..3000)
             .map(|i| format!("default/memcached-{i}"))
             .collect();
@@ -255,61 +422,76 @@ mod tests {
         let mut excess: Vec<f64> = (0u64..200)
             .map(|seed| {
                 let suffix = |i: u64| format!("{:08x}", stable_hash(&(seed * 3 + i).to_le_bytes()));
-                let ring = Ring::new((0..3).map(|i| format!("manager-{i}-{}", suffix(i))));
+                let names = (0..3).map(|i| format!("manager-{i}-{}", suffix(i)));
+                let ring = Ring::with_layout(names, layout);
                 let assigned = assignment(&ring, &keys);
                 let largest = shares(&assigned).into_values().max().unwrap();
                 largest as f64 / third - 1.0
             })
             .collect();
         excess.sort_by(f64::total_cmp);
-        let (median, p95) = (excess[100], excess[190]);
-        assert!(
-            median < 0.08,
-            "the median ring's largest share is {median:.3} above a third"
-        );
-        assert!(
-            p95 < 0.15,
-            "the 95th percentile's largest share is {p95:.3} above a third"
-        );
+        (excess[100], excess[190])
+    }
+
+    /// The largest of three shares stays close to a third: with virtual nodes 4.6% above it in
+    /// the median ring and 10.8% in the 95th percentile (8.0% and 19.1% with 100 nodes); by
+    /// rendezvous, only the keys' own spread is left: 2.3% and 5.7%.
+    #[test]
+    fn the_largest_of_three_shares_is_close_to_a_third_in_most_rings() {
+        for (layout, median_below, p95_below) in [
+            (Layout::VirtualNodes, 0.06, 0.13),
+            (Layout::Rendezvous, 0.03, 0.07),
+        ] {
+            let (median, p95) = largest_of_three_shares(layout);
+            assert!(
+                median < median_below && p95 < p95_below,
+                "{layout:?}: the largest share is {median:.3} above a third in the median ring, {p95:.3} in the 95th percentile"
+            );
+        }
     }
 
     /// A member that joins takes about 1/(N+1) of the keys, and every key that moves, moves to
     /// it: none moves between the members that were there.
     #[test]
     fn a_join_moves_about_one_nth_of_the_keys_all_to_the_new_member() {
-        let keys = keys(30_000);
-        for count in 1..=8 {
-            let before = Ring::new(members(count));
-            let after = Ring::new(members(count + 1));
-            let newcomer = &members(count + 1)[count];
-            let (old, new) = (assignment(&before, &keys), assignment(&after, &keys));
-            let moved: Vec<usize> = (0..keys.len()).filter(|&i| old[i] != new[i]).collect();
-            assert!(moved.iter().all(|&i| &new[i] == newcomer));
-            let fraction = moved.len() as f64 / keys.len() as f64;
-            let expected = 1.0 / (count + 1) as f64;
-            assert!(
-                (fraction - expected).abs() < 0.3 * expected,
-                "{count} -> {}: {fraction:.3} of the keys moved, expected about {expected:.3}",
-                count + 1
-            );
+        for layout in LAYOUTS {
+            let keys = keys(30_000);
+            for count in 1..=8 {
+                let before = Ring::with_layout(members(count), layout);
+                let after = Ring::with_layout(members(count + 1), layout);
+                let newcomer = &members(count + 1)[count];
+                let (old, new) = (assignment(&before, &keys), assignment(&after, &keys));
+                let moved: Vec<usize> = (0..keys.len()).filter(|&i| old[i] != new[i]).collect();
+                assert!(moved.iter().all(|&i| &new[i] == newcomer));
+                let fraction = moved.len() as f64 / keys.len() as f64;
+                let expected = 1.0 / (count + 1) as f64;
+                assert!(
+                    (fraction - expected).abs() < 0.3 * expected,
+                    "{count} -> {}: {fraction:.3} of the keys moved, expected about {expected:.3}",
+                    count + 1
+                );
+            }
         }
     }
 
     /// A member that leaves hands over exactly its own keys; the others keep theirs.
     #[test]
     fn a_leave_moves_only_the_keys_of_the_member_that_left() {
-        let keys = keys(30_000);
-        let all = members(6);
-        let before = Ring::new(all.clone());
-        let old = assignment(&before, &keys);
-        for leaving in &all {
-            let after = Ring::new(all.iter().filter(|member| *member != leaving));
-            let new = assignment(&after, &keys);
-            for i in 0..keys.len() {
-                if &old[i] == leaving {
-                    assert_ne!(&new[i], leaving);
-                } else {
-                    assert_eq!(old[i], new[i], "{} moved though {leaving} left", keys[i]);
+        for layout in LAYOUTS {
+            let keys = keys(30_000);
+            let all = members(6);
+            let before = Ring::with_layout(all.clone(), layout);
+            let old = assignment(&before, &keys);
+            for leaving in &all {
+                let after =
+                    Ring::with_layout(all.iter().filter(|member| *member != leaving), layout);
+                let new = assignment(&after, &keys);
+                for i in 0..keys.len() {
+                    if &old[i] == leaving {
+                        assert_ne!(&new[i], leaving);
+                    } else {
+                        assert_eq!(old[i], new[i], "{} moved though {leaving} left", keys[i]);
+                    }
                 }
             }
         }
@@ -319,30 +501,40 @@ mod tests {
     /// go if the member left, and the others stay.
     #[test]
     fn a_silent_member_keeps_its_place_and_its_keys_go_where_they_would_if_it_left() {
-        let keys = keys(5000);
-        let all = members(3);
-        let silent = Ring::new(all.clone()).silence([&all[0], &"not-a-member".to_owned()]);
-        let left = Ring::new(all[1..].to_vec());
-        assert_eq!(assignment(&silent, &keys), assignment(&left, &keys));
-        assert!(silent.contains(&all[0]) && silent.is_silent(&all[0]));
-        assert!(silent.contains(&all[1]) && !silent.is_silent(&all[1]));
-        assert!(!silent.takes_keys(&all[0]) && silent.takes_keys(&all[1]));
-        assert!(silent.silent().eq([all[0].as_str()]));
-        assert_ne!(silent, Ring::new(all.clone()), "a change of the ring");
-        let quiet = Ring::new(["only"]).silence(["only"]);
-        assert_eq!(quiet.member_for("default/a"), None);
+        for layout in LAYOUTS {
+            let keys = keys(5000);
+            let all = members(3);
+            let silent = Ring::with_layout(all.clone(), layout)
+                .silence([&all[0], &"not-a-member".to_owned()]);
+            let left = Ring::with_layout(all[1..].to_vec(), layout);
+            assert_eq!(assignment(&silent, &keys), assignment(&left, &keys));
+            assert!(silent.contains(&all[0]) && silent.is_silent(&all[0]));
+            assert!(silent.contains(&all[1]) && !silent.is_silent(&all[1]));
+            assert!(!silent.takes_keys(&all[0]) && silent.takes_keys(&all[1]));
+            assert!(silent.silent().eq([all[0].as_str()]));
+            assert_ne!(
+                silent,
+                Ring::with_layout(all.clone(), layout),
+                "a change of the ring"
+            );
+            let quiet = Ring::with_layout(["only"], layout).silence(["only"]);
+            assert_eq!(quiet.member_for("default/a"), None);
+        }
     }
 
     /// Leaving and joining again gives every key back to where it was: the assignment is a
     /// function of the members alone, not of the ring's history.
     #[test]
     fn the_assignment_depends_on_the_members_only() {
-        let keys = keys(5000);
-        let all = members(4);
-        let ring = Ring::new(all.clone());
-        let without = Ring::new(all[1..].to_vec());
-        let again = Ring::new(without.members().iter().chain(&all[..1]).cloned());
-        assert_eq!(assignment(&ring, &keys), assignment(&again, &keys));
+        for layout in LAYOUTS {
+            let keys = keys(5000);
+            let all = members(4);
+            let ring = Ring::with_layout(all.clone(), layout);
+            let without = Ring::with_layout(all[1..].to_vec(), layout);
+            let again =
+                Ring::with_layout(without.members().iter().chain(&all[..1]).cloned(), layout);
+            assert_eq!(assignment(&ring, &keys), assignment(&again, &keys));
+        }
     }
 
     #[test]
