@@ -395,14 +395,16 @@ mod tests {
         size: u32,
     }
 
+    /// A `Knob` of the namespace `default`.
+    fn knob(name: &str, setting: Value) -> Knob {
+        let mut knob = Knob::new(name, KnobSpec { setting, size: 1 });
+        knob.metadata.namespace = Some("default".to_owned());
+        knob
+    }
+
     /// A `null` member, which a merge patch would drop, comes back: such an object is kept whole.
     #[test]
     fn null_members_come_back() {
-        let knob = |name: &str, setting: Value| {
-            let mut knob = Knob::new(name, KnobSpec { setting, size: 1 });
-            knob.metadata.namespace = Some("default".to_owned());
-            knob
-        };
         let store = Compact::<Knob>::new();
         let (first, with_null) = (knob("a", json!("on")), knob("b", Value::Null));
         store.apply(&watcher::Event::Apply(first.clone()));
@@ -415,11 +417,6 @@ mod tests {
     /// whole, and never becomes the reference.
     #[test]
     fn a_member_named_like_the_marker_of_items_comes_back() {
-        let knob = |name: &str, setting: Value| {
-            let mut knob = Knob::new(name, KnobSpec { setting, size: 1 });
-            knob.metadata.namespace = Some("default".to_owned());
-            knob
-        };
         let store = Compact::<Knob>::new();
         let marked = knob("a", json!({ ITEMS: [1, 2], "list": [{ ITEMS: 3 }] }));
         let plain = knob("b", json!({ "list": [1, 2] }));

@@ -344,11 +344,8 @@ mod tests {
         }
     }
 
-    /// A member not renewed for three retry periods is silent in the ring, until it is renewed,
-    /// and never while the watch fails; the view wakes when it falls silent.
-    #[test]
-    fn a_member_without_renewals_for_three_retry_periods_is_silent() {
-        let now = Instant::now();
+    /// A view that settled a minute before `now`: a Lease of 15 s renewed every 2 s.
+    fn settled_view(now: Instant) -> View {
         let timing = RingTiming {
             namespace: "default".to_owned(),
             lease_duration: Duration::from_secs(15),
@@ -356,6 +353,15 @@ mod tests {
         };
         let mut view = View::new(&timing);
         view.settled = Some(now - Duration::from_secs(60));
+        view
+    }
+
+    /// A member not renewed for three retry periods is silent in the ring, until it is renewed,
+    /// and never while the watch fails; the view wakes when it falls silent.
+    #[test]
+    fn a_member_without_renewals_for_three_retry_periods_is_silent() {
+        let now = Instant::now();
+        let mut view = settled_view(now);
         let mut quiet = member(Duration::from_secs(5), now);
         quiet.name = "quiet".to_owned();
         view.leases
@@ -377,11 +383,6 @@ mod tests {
     #[test]
     fn the_ring_keeps_the_oldest_layout_of_its_members() {
         let now = Instant::now();
-        let timing = RingTiming {
-            namespace: "default".to_owned(),
-            lease_duration: Duration::from_secs(15),
-            retry_period: Duration::from_secs(2),
-        };
         let lease = |member: &str, layout: Option<&str>| {
             let mut labels = BTreeMap::from([(MEMBER_LABEL.to_owned(), member.to_owned())]);
             if let Some(layout) = layout {
@@ -397,8 +398,7 @@ mod tests {
             });
             lease
         };
-        let mut view = View::new(&timing);
-        view.settled = Some(now - Duration::from_secs(60));
+        let mut view = settled_view(now);
         for lease in [lease("new", Some("rendezvous")), lease("old", None)] {
             let (name, member) = observe(lease, &view.leases).unwrap();
             view.leases.insert(name, member);
