@@ -18,7 +18,7 @@
 //! [`ITEMS`], which marks a list's patch. kube's reflector store, which holds structs, keeps the
 //! reconciled kind, which kube's `Controller` reads from.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -138,16 +138,14 @@ const WHOLE: u8 = b'w';
 struct Objects {
     /// The first object the watch brought (after a relist, the first it listed).
     reference: Option<Value>,
-    /// A `BTreeMap`, whose memory follows the number of objects: a hash table doubles at 7/8
-    /// full and is then half empty.
-    by_key: BTreeMap<String, Box<[u8]>>,
+    by_key: HashMap<String, Box<[u8]>>,
 }
 
 impl Objects {
     fn new() -> Self {
         Self {
             reference: None,
-            by_key: BTreeMap::new(),
+            by_key: HashMap::new(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! [`Index`]: the objects of one watch by the keys a function gives them, like the indexers of
 //! client-go's informers that controller-runtime's `IndexField` adds.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use kube::Resource;
@@ -29,7 +29,7 @@ struct State {
 /// index holds one for each object its watch brings. Measured with a counting allocator, an
 /// index of 10,000 pods by their Memcached takes 2.5 MB so, and took 7.8 MB with two kube
 /// `ObjectRef`s (four strings each) per pod and a key's text kept twice.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Place(Arc<str>);
 
 impl Place {
@@ -52,13 +52,11 @@ impl Place {
 /// The objects of a key are a `Vec`, not a set: most keys name one object or a few (the pods of
 /// one custom resource), and a set allocates a table of room for four or more for each key (in
 /// heaptrack, an index of 4,000 pods by their Memcached peaked at 2.7–2.9 MiB this way, at
-/// 3.0–3.2 MiB with a set per key). The maps are `BTreeMap`s, whose memory follows the number of
-/// objects: a hash table doubles at 7/8 full and is then half empty, so that of a sharded
-/// replica with a third of the objects was half the size of one replica's.
+/// 3.0–3.2 MiB with a set per key).
 #[derive(Default)]
 struct Entries {
-    by_key: BTreeMap<Arc<str>, Vec<Place>>,
-    keys_of: BTreeMap<Place, Box<[Arc<str>]>>,
+    by_key: HashMap<Arc<str>, Vec<Place>>,
+    keys_of: HashMap<Place, Box<[Arc<str>]>>,
 }
 
 impl Entries {

@@ -17,7 +17,7 @@
 //! is needed only for an object whose mapped objects were left out before, which [`Share`]
 //! remembers by a hash of its key.
 
-use std::collections::BTreeSet;
+use std::collections::HashSet;
 use std::hash::{BuildHasher as _, RandomState};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -64,9 +64,8 @@ pub(crate) struct Share<K: Cacheable> {
     /// holds the objects of every other member, two thirds of them with three members, and an
     /// `ObjectRef` with its strings costs about ten times more. Two keys with one hash (a
     /// chance of about n²/2⁶⁵ for n objects) would at worst skip one list that was needed: the
-    /// mapped objects of one object would be missing from the cache until the next list. A
-    /// `BTreeSet`, whose memory follows the number of hashes (a hash table doubles at 7/8 full).
-    left_out: Arc<Mutex<BTreeSet<u64>>>,
+    /// mapped objects of one object would be missing from the cache until the next list.
+    left_out: Arc<Mutex<HashSet<u64>>>,
     /// The keys of the hashes: random per process, so that no one can choose names that collide.
     hasher: RandomState,
     /// Bumped when the mapped watches must list again.
@@ -97,7 +96,7 @@ impl<K: Cacheable> Share<K> {
         }
     }
 
-    fn left_out(&self) -> std::sync::MutexGuard<'_, BTreeSet<u64>> {
+    fn left_out(&self) -> std::sync::MutexGuard<'_, HashSet<u64>> {
         self.left_out.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

@@ -14,7 +14,7 @@
 //! counts as added, and its time in the queue as 0, when its reconciliation starts (in
 //! client-go, when the delay ends: the same moment unless every worker is busy).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -129,12 +129,11 @@ impl Families {
 
 /// The objects of one queue that are due, and those being reconciled, by key
 /// ([`WorkQueueMetrics::key`]), with the time they became so. An entry exists only while an
-/// object waits or is reconciled: none once the controller is idle. `BTreeMap`s, whose memory
-/// follows the number of objects (a hash table doubles at 7/8 full, then is half empty).
+/// object waits or is reconciled: none once the controller is idle.
 #[derive(Debug, Default)]
 struct State {
-    queued: BTreeMap<u64, Instant>,
-    processing: BTreeMap<u64, Instant>,
+    queued: HashMap<u64, Instant>,
+    processing: HashMap<u64, Instant>,
     /// How many reconciliations have ended since the queue was made.
     finished: u64,
 }

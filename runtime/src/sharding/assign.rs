@@ -51,18 +51,16 @@ use crate::metrics::ShardMetrics;
 pub(crate) type ApiIn<K> = Arc<dyn Fn(Option<&str>) -> Api<K> + Send + Sync>;
 
 /// How many label writes the elected replica, and each member's claims, send at once when many
-/// objects need one (a cold backlog, a member that joined or left): one. kube's client speaks
-/// HTTP/1.1, so each write in flight holds a connection of its own (its TLS state, its read and
-/// write buffers, the dispatch channel), and the client's pool keeps every connection it ever
-/// opened (kube's pool has no idle timer). A sharded replica already holds more connections than
-/// one replica alone (its Lease and the members' watch, the claims' watch), and those it adds for
-/// writes are what it keeps above its share. On the fake API server
-/// (`hack/bench-sharding 3000 3`), a member held 15 to 18 sockets at most with 4 writes at once
-/// and 13 to 15 with one, against one replica's 10, and its memory above the floor at about
-/// 1,000 objects went from 6.4–6.6 MiB to 6.0–6.2 (16 writes at once cost another 0.8 MiB), for
-/// the same time: one write at a time labels a hundred objects a second or more, and a backlog
-/// waits on its reconciles, not on its labels.
-pub(super) const CONCURRENT_WRITES: usize = 1;
+/// objects need one (a cold backlog, a member that joined or left). Few: kube's client speaks
+/// HTTP/1.1, so each write in flight holds a connection of its own (with its TLS state and
+/// buffers), which the client's pool then keeps idle. With 16, a sharded replica's memory above
+/// its floor was 0.8 MiB higher than with 4 (`hack/bench-sharding 3000 3` on the fake API server:
+/// 7.7 MiB against 6.9), for no gain in time: 4 writes at once label hundreds of objects a second,
+/// and the backlog waits on its reconciles. Not one: on the fake, one write at a time took another
+/// 0.2–0.4 MiB off a member (13–15 sockets at most against 15–18), but on kube-apiserver not off
+/// the elected replica, the largest (8.9 MiB above its floor either way with 3,000 objects,
+/// `hack/bench-sharding 3000 3 --cluster --kill-leader --after-convergence`).
+pub(super) const CONCURRENT_WRITES: usize = 4;
 
 /// The largest page in which the metadata watches of sharding (the elected replica's, the
 /// members' claims) list. A list brings every object of the kind (at a cold start, every one is

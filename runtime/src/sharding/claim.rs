@@ -198,8 +198,7 @@ fn list_config(before: Option<&Ring>, members: &Ring) -> watcher::Config {
 }
 
 /// Watches the objects that have no member of `members` and claims for `member` those that
-/// the ring gives to it, one write at a time ([`assign::CONCURRENT_WRITES`]), until dropped
-/// (the watches retry, never end).
+/// the ring gives to it, a few writes at once, until dropped (the watches retry, never end).
 async fn claim_orphans<K>(
     controller: &'static str,
     watch: Watch<'_, K>,

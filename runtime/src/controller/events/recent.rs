@@ -8,7 +8,7 @@
 //! is never far behind). The queue holds at most [`QUEUE_SIZE`] writes: a new Event that finds it
 //! full is dropped, as client-go drops Events when its queue of 1,000 is full.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use k8s_openapi::api::events::v1::{Event as K8sEvent, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -73,13 +73,9 @@ pub enum Outcome {
 }
 
 /// The Events a recorder remembers, and the queue of writes for its sender.
-///
-/// The Events are a `BTreeMap`, whose memory follows their number: a hash table doubles when it
-/// is 7/8 full and is then half empty, which made a sharded replica's recorder, with a third of
-/// the Events, half the size of one replica's.
 #[derive(Default)]
 pub struct Recent {
-    entries: BTreeMap<u64, Entry>,
+    entries: HashMap<u64, Entry>,
     queue: VecDeque<u64>,
     /// Events dropped because the queue was full, since the start.
     dropped: u64,
