@@ -37,13 +37,17 @@
 //! paced). The old objects' workloads run on meanwhile; the elected replica assigns what is
 //! still unclaimed after its checks ([`super::assign`]), as for any member that does not claim.
 //!
-//! The list after a member left comes from the API server's watch cache (`resourceVersion=0`),
-//! not from etcd: a quorum list reads every object of the kind from etcd, page by page, to
-//! filter them by their label (8.3 s for 3,300 objects on a busy kube-apiserver, between the
-//! ring's change and the first claim), while the dead member's share waits. The claims are
-//! written with the `resourceVersion` as a precondition, so a cache a moment behind costs a
-//! conflict, never a wrong label. Other lists stay paginated quorum reads: at a cold start every
-//! object is without a member, and the watch cache answers in one piece, whatever the page size.
+//! The list after a member left or fell silent comes from the API server's watch cache
+//! (`resourceVersion=0`), not from etcd: a quorum list reads every object of the kind from etcd,
+//! page by page, to filter them by their label, while the dead member's share waits and no new
+//! object is claimed (on kube-apiserver with 3,300 objects, 6.4 s for the first page at the
+//! silence of the elected replica, and 2 s a page after its Lease expired, each survivor
+//! listing). Such a list is not paged: kube sends no `resourceVersion=0` with a page size, and
+//! the watch cache of kube-apiserver 1.28 answers whole anyway. It holds only the objects
+//! without a member (a dead member's share: a third of the objects' metadata with three
+//! members). The claims are written with the `resourceVersion` as a precondition, so a cache a
+//! moment behind costs a conflict, never a wrong label. Other lists stay paginated quorum
+//! reads: at a cold start every object is without a member.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -179,21 +183,26 @@ struct Watch<'a, K> {
 }
 
 /// How the watch of the objects without a member of `members` lists them, after the ring
-/// `before` (see the module's comment): from the watch cache when a member left or fell silent,
-/// else a quorum read. In pages either way, where the server pages (kube-apiserver 1.28's watch
-/// cache answers whole).
+/// `before` (see the module's comment): from the watch cache, whole, when the ring gives keys to
+/// a member no more, because it fell silent (its new objects) or left (its share, whether it
+/// fell silent first, as a crashed member does, or not); else a quorum read, in pages.
 fn list_config(before: Option<&Ring>, members: &Ring) -> watcher::Config {
-    let config = watcher::Config::default()
-        .labels(&orphans(members))
-        .page_size(assign::METADATA_PAGE_SIZE);
+    let config = watcher::Config::default().labels(&orphans(members));
     let quieter = before.is_some_and(|before| {
         let mut members_before = before.members().iter();
-        members_before.any(|member| before.takes_keys(member) && !members.takes_keys(member))
+        members_before.any(|member| {
+            let left = !members.contains(member);
+            (before.takes_keys(member) || left) && !members.takes_keys(member)
+        })
     });
     if quieter {
-        config.any_semantic()
+        // kube sends `resourceVersion=0` only without a page size.
+        watcher::Config {
+            page_size: None,
+            ..config.any_semantic()
+        }
     } else {
-        config
+        config.page_size(assign::METADATA_PAGE_SIZE)
     }
 }
 
@@ -527,26 +536,32 @@ mod tests {
     fn the_list_after_a_member_left_comes_from_the_watch_cache() {
         use kube::runtime::watcher::ListSemantic;
         let (three, two) = (Ring::new(["a", "b", "c"]), Ring::new(["a", "b"]));
-        // The first list (a cold start: every object), and after a member joined: from etcd.
-        for before in [None, Some(&two)] {
-            let config = list_config(before, &three);
+        let from_etcd = |config: &watcher::Config| {
             assert_eq!(config.list_semantic, ListSemantic::MostRecent);
             assert_eq!(config.page_size, Some(assign::METADATA_PAGE_SIZE));
+        };
+        // kube asks for `resourceVersion=0`, the watch cache, only without a page size.
+        let from_cache = |config: &watcher::Config| {
+            assert_eq!(config.list_semantic, ListSemantic::Any);
+            assert_eq!(config.page_size, None);
+        };
+        // The first list (a cold start: every object), and after a member joined: from etcd.
+        for before in [None, Some(&two)] {
+            from_etcd(&list_config(before, &three));
         }
         // "c" left: its share is listed from the cache, at once.
         let config = list_config(Some(&three), &two);
-        assert_eq!(config.list_semantic, ListSemantic::Any);
+        from_cache(&config);
         assert_eq!(
             config.label_selector.as_deref(),
             Some(orphans(&two).as_str())
         );
-        assert_eq!(config.page_size, Some(assign::METADATA_PAGE_SIZE));
-        // So when it falls silent (its new objects); not when it speaks again.
+        // So when it falls silent (its new objects), and when it leaves after falling silent
+        // (a crash: its Lease is not renewed, then expires); not when it speaks again.
         let silent_c = three.clone().silence(["c"]);
-        let config = list_config(Some(&three), &silent_c);
-        assert_eq!(config.list_semantic, ListSemantic::Any);
-        let config = list_config(Some(&silent_c), &three);
-        assert_eq!(config.list_semantic, ListSemantic::MostRecent);
+        from_cache(&list_config(Some(&three), &silent_c));
+        from_cache(&list_config(Some(&silent_c), &two));
+        from_etcd(&list_config(Some(&silent_c), &three));
     }
 
     #[test]
