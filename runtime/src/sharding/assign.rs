@@ -469,7 +469,8 @@ pub(super) enum Written {
     /// the writes are sent), which made more of them stale, until the elected replica sent
     /// nothing but conflicts (770,000 of them in 30 minutes, 3,000 objects on kube-apiserver).
     Stale,
-    /// Another failure (a timeout, the API server away): sent again at the next check.
+    /// Another failure (a timeout, the API server away): sent again, by the elected replica at
+    /// its next check, by a member's claim after a short wait (`claim::write_claim`).
     Failed,
 }
 

@@ -20,7 +20,10 @@
 //! whose views differ may decide differently: the precondition lets one write win, and the
 //! elected replica drains an object claimed against its view of the ring. The elected replica
 //! leaves the objects without a member to their members' claims and assigns those still
-//! unclaimed at its periodic check ([`super::assign`]), so a new object is written once.
+//! unclaimed at its periodic check ([`super::assign`]), so a new object is written once. A claim
+//! that fails for a reason that may pass (a timeout, the API server busy) is sent again after a
+//! short wait ([`write_claim`]): left to that check, its object waited seconds more, and
+//! through the whole election when the elected replica was the one that died.
 //!
 //! What a (re)list of the watch brings is claimed newest first: after a member died, its
 //! share comes with the objects created since, and those are the ones nobody has reconciled
@@ -69,6 +72,15 @@ use crate::metrics::workqueue::WorkQueueMetrics;
 /// How many of a departed member's objects a member claims ahead of its reconciles (see
 /// [`Pace`]): a few, so that the workers never wait for a claim.
 const TAKE_OVER_AHEAD: u64 = 8;
+
+/// The waits before a failed claim is sent again (see [`write_claim`]): short, because a claim
+/// holds one of the [`assign::CONCURRENT_WRITES`] writes while it waits, and few, because the
+/// elected replica assigns what stays unclaimed.
+const CLAIM_RETRY_WAITS: [std::time::Duration; 3] = [
+    std::time::Duration::from_millis(250),
+    std::time::Duration::from_millis(500),
+    std::time::Duration::from_secs(1),
+];
 
 /// How often a waiting claim looks at the queue again.
 const TAKE_OVER_POLL: std::time::Duration = std::time::Duration::from_millis(50);
@@ -257,7 +269,7 @@ async fn claim_orphans<K>(
     });
     stream::select(direct, newest_first(paced, Pace::new(queue)))
         .map(|(key, tracked, change)| async move {
-            let written = assign::write(api_in, controller, &key, &tracked, &change).await;
+            let written = write_claim(api_in, controller, &key, &tracked, &change).await;
             let moved = matches!(change, Move::Assign { from: Some(_), .. });
             if written == assign::Written::Done && moved {
                 metrics.moved(controller);
@@ -266,6 +278,31 @@ async fn claim_orphans<K>(
         .buffer_unordered(assign::CONCURRENT_WRITES)
         .for_each(|()| std::future::ready(()))
         .await;
+}
+
+/// Sends the label write of a claim, and again after a short wait while it fails for a reason
+/// that may pass (a timeout, the API server busy or away: [`assign::Written::Failed`]), at most
+/// [`CLAIM_RETRY_WAITS`] times; after that, the elected replica's periodic check assigns the
+/// object ([`super::assign`]), seconds later. A write refused because the object changed is not
+/// sent again: its watch brings the change, and a new decision.
+async fn write_claim<K>(
+    api_in: &ApiIn<K>,
+    controller: &str,
+    key: &assign::Key,
+    tracked: &Tracked,
+    change: &Move,
+) -> assign::Written
+where
+    K: Cacheable,
+{
+    let mut waits = CLAIM_RETRY_WAITS.iter();
+    loop {
+        let written = assign::write(api_in, controller, key, tracked, change).await;
+        match (written, waits.next()) {
+            (assign::Written::Failed, Some(wait)) => tokio::time::sleep(*wait).await,
+            (written, _) => return written,
+        }
+    }
 }
 
 /// A claim with its object's creation time.
@@ -530,6 +567,63 @@ mod tests {
         assert!(next.await.is_err(), "let through while an object is due");
         queue.started(WorkQueueMetrics::key(Some("default"), "due"));
         assert_eq!(paced.next().await, Some("late"));
+    }
+
+    /// A claim that failed for a reason that may pass is sent again after a short wait, a few
+    /// times at most; one refused because the object changed is not.
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_claim_is_sent_again_a_few_times_a_stale_one_never() {
+        use std::sync::Arc;
+
+        use http::Response;
+        use kube::client::Body;
+
+        let cases = [
+            (&[500, 503, 200][..], assign::Written::Done),
+            (&[409][..], assign::Written::Stale),
+            (&[500, 500, 500, 500][..], assign::Written::Failed),
+        ];
+        for (answers, expected) in cases {
+            let (client, mut server) = crate::manager::client::scripted();
+            let api_in: ApiIn<ConfigMap> =
+                Arc::new(move |namespace| Api::namespaced(client.clone(), namespace.unwrap()));
+            let tracked = Tracked {
+                shard: None,
+                draining: false,
+                resource_version: "7".into(),
+                sent: false,
+                unclaimed_checks: 0,
+            };
+            let change = Move::Assign {
+                to: "a".to_owned(),
+                from: None,
+            };
+            let server = tokio::spawn(async move {
+                for &status in answers {
+                    let (request, answer) = server.next_request().await.unwrap();
+                    assert_eq!(request.method(), http::Method::PATCH);
+                    let body = match status {
+                        200 => serde_json::json!({
+                            "apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": { "name": "object", "namespace": "default" },
+                        }),
+                        _ => serde_json::json!({
+                            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+                            "message": "refused", "reason": "Refused", "code": status,
+                        }),
+                    };
+                    let body = Body::from(serde_json::to_vec(&body).unwrap());
+                    answer.send_response(Response::builder().status(status).body(body).unwrap());
+                }
+                // No request after the last answer.
+                assert!(server.next_request().await.is_none());
+            });
+            let key = "default/object".to_owned();
+            let written = write_claim(&api_in, "test", &key, &tracked, &change).await;
+            assert_eq!(written, expected, "answered {answers:?}");
+            drop(api_in);
+            server.await.unwrap();
+        }
     }
 
     #[test]
