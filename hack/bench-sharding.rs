@@ -24,8 +24,8 @@
 //! a new one is elected). Right after the kill, a tenth as many new Memcacheds as the backlog are
 //! created (labelled `bench.operator-rs.io/created=after-kill`, by which the bench looks at them
 //! alone every 0.5 s, and at all objects every 5 s only), and the times until a live member has
-//! reconciled each (its status written) and until they are all Available are printed too: those the ring gives to the killed replica wait for its
-//! Lease to expire; on a cluster, the pods of those that have been reconciled are the Deployment
+//! reconciled each (its status written) and until they are all Available are printed too: those
+//! the ring gives to the killed replica wait for its Lease to expire; on a cluster, the pods of those that have been reconciled are the Deployment
 //! controller's to make (20 requests a second by default). With `--after-convergence` the kill
 //! comes once the whole backlog is Available (issue 45's acceptance: the objects created after the
 //! kill then wait for the hand-over alone, not behind the rest of the backlog), and the time the

@@ -155,6 +155,23 @@ impl Answer {
         // The client may have given up on the request: nothing to answer then.
         let _ = self.0.send(response);
     }
+
+    /// Answers with `body` as JSON, under the HTTP status `status`.
+    pub(crate) fn send_json(self, status: u16, body: &serde_json::Value) {
+        let body = kube::client::Body::from(serde_json::to_vec(body).unwrap());
+        self.send_response(http::Response::builder().status(status).body(body).unwrap());
+    }
+
+    /// Answers with the API server's `Status` of a failure with the HTTP status `code` (used by
+    /// the tests of sharding's label writes alone).
+    #[cfg(feature = "sharding")]
+    pub(crate) fn send_failure(self, code: u16) {
+        let status = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "message": "refused", "reason": "Refused", "code": code,
+        });
+        self.send_json(code, &status);
+    }
 }
 
 #[cfg(test)]

@@ -686,8 +686,7 @@ mod tests {
         let bytes = request.into_body().collect_bytes().await.unwrap();
         let sent = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         let (status, body) = reply;
-        let body = Body::from(serde_json::to_vec(&body).unwrap());
-        respond.send_response(Response::builder().status(status).body(body).unwrap());
+        respond.send_json(status.as_u16(), &body);
         sent
     }
 

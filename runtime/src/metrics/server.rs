@@ -302,7 +302,6 @@ mod tests {
 
     use axum::body::Body;
     use axum::http::{Method, Request};
-    use kube::client::Body as KubeBody;
     use serde_json::{Value, json};
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     use tower::ServiceExt as _;
@@ -430,8 +429,7 @@ mod tests {
                 *paths.entry(request.uri().path().to_owned()).or_default() += 1;
                 let bytes = request.into_body().collect_bytes().await.unwrap();
                 let answer = review_answer(&serde_json::from_slice(&bytes).unwrap());
-                let body = KubeBody::from(serde_json::to_vec(&answer).unwrap());
-                respond.send_response(Response::builder().status(201).body(body).unwrap());
+                respond.send_json(201, &answer);
             }
             paths
         });

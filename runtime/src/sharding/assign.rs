@@ -527,9 +527,7 @@ mod tests {
     /// is.
     #[tokio::test]
     async fn a_conflicting_write_waits_for_the_watch_a_failed_one_is_sent_again() {
-        use http::Response;
         use k8s_openapi::api::core::v1::ConfigMap;
-        use kube::client::Body;
 
         for (status, sent_again) in [(409, false), (404, false), (500, true)] {
             let (client, mut server) = crate::manager::client::scripted();
@@ -547,13 +545,7 @@ mod tests {
             let answer = tokio::spawn(async move {
                 let (request, answer) = server.next_request().await.unwrap();
                 assert_eq!(request.method(), http::Method::PATCH);
-                let body = serde_json::json!({
-                    "kind": "Status", "apiVersion": "v1", "status": "Failure",
-                    "message": "refused", "reason": "Refused", "code": status,
-                });
-                let body = Body::from(serde_json::to_vec(&body).unwrap());
-                let response = Response::builder().status(status).body(body).unwrap();
-                answer.send_response(response);
+                answer.send_failure(status);
             });
             let pending = vec![(key.clone(), tracked, to_b)];
             let metrics = crate::metrics::Metrics::new().sharding();

@@ -575,9 +575,6 @@ mod tests {
     async fn a_failed_claim_is_sent_again_a_few_times_a_stale_one_never() {
         use std::sync::Arc;
 
-        use http::Response;
-        use kube::client::Body;
-
         let cases = [
             (&[500, 503, 200][..], assign::Written::Done),
             (&[409][..], assign::Written::Stale),
@@ -602,18 +599,16 @@ mod tests {
                 for &status in answers {
                     let (request, answer) = server.next_request().await.unwrap();
                     assert_eq!(request.method(), http::Method::PATCH);
-                    let body = match status {
-                        200 => serde_json::json!({
-                            "apiVersion": "v1", "kind": "ConfigMap",
-                            "metadata": { "name": "object", "namespace": "default" },
-                        }),
-                        _ => serde_json::json!({
-                            "kind": "Status", "apiVersion": "v1", "status": "Failure",
-                            "message": "refused", "reason": "Refused", "code": status,
-                        }),
-                    };
-                    let body = Body::from(serde_json::to_vec(&body).unwrap());
-                    answer.send_response(Response::builder().status(status).body(body).unwrap());
+                    match status {
+                        200 => answer.send_json(
+                            200,
+                            &serde_json::json!({
+                                "apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": { "name": "object", "namespace": "default" },
+                            }),
+                        ),
+                        _ => answer.send_failure(status),
+                    }
                 }
                 // No request after the last answer.
                 assert!(server.next_request().await.is_none());
